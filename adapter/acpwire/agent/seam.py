@@ -1,0 +1,186 @@
+"""The seam between the ACP backend and a synchronous, tool-using agent.
+
+The backend never knows which agent it drives: the embedded default agent, the real
+Hermes ``AIAgent`` (through an adapter class) or a test double all implement
+:class:`SyncAgent`. A turn runs in a worker thread; the agent reports progress through
+the :class:`TurnHooks` it is handed *for that turn* (never through attributes mutated
+on the agent), and the hooks turn each call into a ``session/update`` on the event loop.
+
+Contract, each point fixing a defect seen in the Hermes adapter:
+
+* every ``on_tool_start`` carries a ``call_id`` and is matched by exactly one
+  ``on_tool_end`` with the same id, also for blocked, denied and failed calls;
+* ``run_turn`` always returns a :class:`TurnResult` (never raises for model or tool
+  errors; it reports them with ``stop="error"`` and ``error``);
+* ``interrupt()`` is thread-safe and harmless when the agent is idle: it only affects a
+  turn that is running at the time of the call;
+* usage figures in a :class:`TurnResult` are for that turn only.
+
+This module imports nothing from the protocol layers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypedDict
+
+Message = dict[str, Any]
+"""One chat message in OpenAI chat-completions shape (role, content, tool_calls, ...)."""
+
+StopKind = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+ApprovalAnswer = Literal["once", "session", "always", "deny"]
+
+
+class PlanItem(TypedDict):
+    """One todo entry as the agent's ``todo`` tool keeps it."""
+
+    id: str
+    content: str
+    status: Literal["pending", "in_progress", "completed", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStart:
+    """A tool call the agent is about to run."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEnd:
+    """The end of a tool call: its result text and whether it failed."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    result: str
+    failed: bool = False
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class EditProposal:
+    """A file change the agent wants to make, shown to the user before it happens.
+
+    ``old_text`` is ``None`` for a file that does not exist yet. A multi-file patch
+    produces one proposal per file, asked together.
+    """
+
+    path: str
+    old_text: str | None
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommandProposal:
+    """A shell command that the agent's safety check flagged as dangerous."""
+
+    command: str
+    reason: str
+    allow_permanent: bool = True
+
+
+@dataclass(slots=True)
+class TurnUsage:
+    """Token counts of one turn (not session totals)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_read_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(slots=True)
+class TurnResult:
+    """What a finished turn hands back to the backend."""
+
+    messages: list[Message]
+    """The full new history (the history passed in plus this turn's messages)."""
+    final_text: str | None = None
+    stop: StopKind = "end_turn"
+    usage: TurnUsage = field(default_factory=TurnUsage)
+    error: str | None = None
+    pending_steer: str | None = None
+    """Steering text that arrived too late to be used in this turn."""
+    streamed: bool = True
+    """False when ``final_text`` was never delivered through ``on_text_delta``."""
+
+
+class TurnHooks(Protocol):
+    """Callbacks for one turn. Thread-safe; called from the agent's worker thread."""
+
+    def on_text_delta(self, text: str) -> None: ...
+    def on_thought_delta(self, text: str) -> None: ...
+    def on_tool_start(self, start: ToolStart) -> None: ...
+    def on_tool_end(self, end: ToolEnd) -> None: ...
+    def on_plan(self, items: list[PlanItem]) -> None: ...
+    def on_internal_session_id(self, new_id: str, reason: str) -> None:
+        """The agent's internal id rotated (for example after context compression)."""
+        ...
+
+    def approve_command(self, proposal: CommandProposal) -> ApprovalAnswer:
+        """Block until the user answers; anything but an explicit allow is ``"deny"``."""
+        ...
+
+    def approve_edits(self, call_id: str, proposals: list[EditProposal]) -> bool:
+        """Block until the user approves or denies all of ``proposals`` at once."""
+        ...
+
+    def read_text_file(self, path: str) -> str | None:
+        """Read through the editor when it offers that (unsaved buffers); None = use disk."""
+        ...
+
+    def write_text_file(self, path: str, content: str) -> bool:
+        """Write through the editor when it offers that; False = write to disk yourself."""
+        ...
+
+
+class SyncAgent(Protocol):
+    """A synchronous agent that the backend drives one turn at a time per session."""
+
+    @property
+    def internal_session_id(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+
+    def run_turn(
+        self,
+        content: str | list[dict[str, Any]],
+        history: list[Message],
+        *,
+        cwd: str,
+        hooks: TurnHooks,
+    ) -> TurnResult:
+        """Run one prompt to completion. Blocking; never raises for model/tool errors."""
+        ...
+
+    def interrupt(self) -> None:
+        """Stop the running turn as soon as possible. A no-op when idle."""
+        ...
+
+    def steer(self, text: str) -> bool:
+        """Add guidance to the running turn; False when no turn is running."""
+        ...
+
+    def compress(self, history: list[Message], *, force: bool) -> list[Message]:
+        """Return a shorter history (summary plus recent turns)."""
+        ...
+
+    def context_usage(self, history: list[Message]) -> tuple[int, int]:
+        """(estimated tokens used, context window size)."""
+        ...
+
+    def tool_descriptions(self) -> list[tuple[str, str]]:
+        """(name, one-line description) of every tool offered to the model."""
+        ...
+
+    def set_model(self, model: str) -> None: ...
+    def close(self) -> None:
+        """Release resources (MCP clients, HTTP pools)."""
+        ...

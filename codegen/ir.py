@@ -1,0 +1,148 @@
+"""The small typed intermediate model that codegen builds from the schema files.
+
+Everything the templates render comes from here: the method table (read from each
+message definition's ``x-method`` / ``x-side``; a method is unstable when only the
+unstable schema has it) and the leniency rules (``x-deserialize-*``) per model field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+Side = Literal["agent", "client", "protocol", "proxy", "both"]
+Kind = Literal["request", "notification"]
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    """One protocol method: wire name, who handles it, its shape and stability."""
+
+    name: str
+    side: Side
+    kind: Kind
+    params: str
+    result: str | None
+    unstable: bool
+
+    @property
+    def handler(self) -> str:
+        """Mechanical handler name: ``fs/read_text_file`` -> ``fs_read_text_file``."""
+        text = self.name.removeprefix("$/")
+        return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", re.sub(r"[/.]", "_", text)).lower()
+
+    @property
+    def constant(self) -> str:
+        """``session/new`` -> ``SESSION_NEW``; ``$/cancel_request`` -> ``CANCEL_REQUEST``."""
+        return self.handler.upper()
+
+
+@dataclass(frozen=True, slots=True)
+class Leniency:
+    """How one field of one model recovers from bad input, from ``x-deserialize-*``."""
+
+    model: str
+    field: str
+    fallback: Any
+    on_error: bool
+    on_null: bool
+    skip_invalid_items: bool
+
+
+@dataclass(slots=True)
+class SchemaSet:
+    """The two vendored schema files and what codegen derives from them."""
+
+    stable: dict[str, Any]
+    unstable: dict[str, Any]
+    sources: dict[str, str] = field(default_factory=dict)
+    """file name -> sha256, for the generated headers."""
+
+    @classmethod
+    def load(cls, folder: Path) -> SchemaSet:
+        files = {
+            name: (folder / name).read_bytes() for name in ("schema.json", "schema.unstable.json")
+        }
+        return cls(
+            stable=json.loads(files["schema.json"]),
+            unstable=json.loads(files["schema.unstable.json"]),
+            sources={name: hashlib.sha256(data).hexdigest() for name, data in files.items()},
+        )
+
+
+def _message_defs(schema: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
+    """def name -> (method, side, role) where role is request/response/notification."""
+    out: dict[str, tuple[str, str, str]] = {}
+    for name, d in schema["$defs"].items():
+        if "x-method" not in d:
+            continue
+        role = "notification"
+        if name.endswith("Request"):
+            role = "request"
+        elif name.endswith("Response"):
+            role = "response"
+        out[name] = (d["x-method"], d["x-side"], role)
+    return out
+
+
+def methods(schemas: SchemaSet) -> list[Method]:
+    """The method table, sorted by side then wire name."""
+    stable_names = {m for m, _, _ in _message_defs(schemas.stable).values()}
+    by_method: dict[tuple[str, str], dict[str, Any]] = {}
+    for def_name, (method, side, role) in _message_defs(schemas.unstable).items():
+        entry = by_method.setdefault((method, side), {"side": side})
+        entry[role] = def_name
+    table: list[Method] = []
+    for (method, side), entry in by_method.items():
+        if "request" in entry:
+            kinds: list[tuple[Kind, str, str | None]] = [
+                ("request", entry["request"], entry.get("response"))
+            ]
+            if "notification" in entry:
+                kinds.append(("notification", entry["notification"], None))
+        elif "notification" in entry:
+            kinds = [("notification", entry["notification"], None)]
+        else:
+            raise ValueError(f"{method}: a response without a request")
+        for kind, params, result in kinds:
+            if kind == "request" and result is None:
+                raise ValueError(f"{method}: request without a response type")
+            table.append(
+                Method(method, cast(Side, side), kind, params, result, method not in stable_names)
+            )
+    return sorted(table, key=lambda m: (m.side, m.name, m.kind))
+
+
+def _fallback(prop: dict[str, Any]) -> Any:
+    if "default" in prop:
+        return prop["default"]
+    if prop.get("type") == "array":
+        return []
+    return None
+
+
+def leniency(shaped: dict[str, Any]) -> list[Leniency]:
+    """Every field that carries an ``x-deserialize-*`` rule, in the shaped schema."""
+    out: list[Leniency] = []
+
+    def visit(model: str, schema: dict[str, Any]) -> None:
+        for prop_name, prop in schema.get("properties", {}).items():
+            flags = (
+                bool(prop.get("x-deserialize-default-on-error")),
+                bool(prop.get("x-deserialize-default-on-null")),
+                bool(prop.get("x-deserialize-skip-invalid-items")),
+            )
+            if any(flags):
+                out.append(Leniency(model, prop_name, _fallback(prop), *flags))
+
+    for name, d in shaped["$defs"].items():
+        visit(name, d)
+        for key in ("oneOf", "anyOf"):
+            for member in d.get(key, []):
+                if "title" in member:
+                    visit(member["title"], member)
+    return sorted(out, key=lambda x: (x.model, x.field))

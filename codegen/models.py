@@ -1,0 +1,120 @@
+"""Run datamodel-code-generator on the shaped schema and return the models module source.
+
+The generator is pinned (see pyproject.toml) and driven only through its documented
+options, a base class and a validators table; its output is never edited afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from .ir import Leniency
+
+GENERATOR_OPTIONS = (
+    "--input-file-type=jsonschema",
+    "--output-model-type=pydantic_v2.BaseModel",
+    "--target-python-version=3.11",
+    "--base-class=acp_v1._base.AcpModel",
+    "--snake-case-field",
+    "--remove-special-field-name-prefix",
+    "--use-annotated",
+    "--use-field-description",
+    "--use-title-as-name",
+    "--use-standard-collections",
+    "--use-union-operator",
+    "--use-type-alias",
+    "--enum-field-as-literal=all",
+    "--use-one-literal-as-default",
+    "--use-double-quotes",
+    "--skip-root-model",
+    "--disable-timestamp",
+    "--formatters",
+    "ruff-check",
+    "ruff-format",
+    "--disable-warnings",
+)
+
+
+RUFF_SETTINGS = (
+    'line-length = 100\ntarget-version = "py311"\n[lint]\nselect = ["I", "F401"]\n'
+    '[lint.isort]\nknown-first-party = ["acp_v1", "acpwire", "codegen"]\n'
+)
+
+
+def python_field(prop: str) -> str:
+    """The attribute name the generator gives a JSON property (``toolCallId`` -> ``tool_call_id``)."""
+    name = prop.lstrip("_")
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def validator_function(rule: Leniency) -> str:
+    """Name of the ``acp_v1._lenient`` function implementing ``rule``."""
+    parts = []
+    if rule.on_null:
+        parts.append("null")
+    if rule.on_error:
+        parts.append("error")
+    if rule.skip_invalid_items:
+        parts.append("items")
+    fallback = rule.fallback
+    if fallback is None:
+        what = "none"
+    elif fallback == []:
+        what = "empty_list"
+    elif isinstance(fallback, bool):
+        what = str(fallback).lower()
+    elif isinstance(fallback, str):
+        what = "str_" + re.sub(r"\W", "_", fallback)
+    else:
+        what = (
+            python_field(rule.model[:1].lower() + rule.model[1:]) + "_" + python_field(rule.field)
+        )
+    return f"lenient_{'_'.join(parts)}_{what}"
+
+
+def validators_config(rules: list[Leniency]) -> dict[str, Any]:
+    """The generator's ``--validators`` table: one wrap validator per (model, function)."""
+    grouped: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for rule in rules:
+        grouped[rule.model][validator_function(rule)].append(python_field(rule.field))
+    return {
+        model: {
+            "validators": [
+                {"fields": sorted(fields), "function": f"acp_v1._lenient.{fn}", "mode": "wrap"}
+                for fn, fields in sorted(by_fn.items())
+            ]
+        }
+        for model, by_fn in sorted(grouped.items())
+    }
+
+
+def generate_models(shaped: dict[str, Any], rules: list[Leniency], header: str) -> str:
+    """Return the generated ``models.py`` source, starting with ``header``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "schema.json").write_text(json.dumps(shaped, indent=1, sort_keys=True))
+        (folder / "validators.json").write_text(json.dumps(validators_config(rules), indent=1))
+        out = folder / "models.py"
+        cmd = [
+            sys.executable,
+            "-m",
+            "datamodel_code_generator",
+            f"--input={folder / 'schema.json'}",
+            f"--output={out}",
+            f"--validators={folder / 'validators.json'}",
+            f"--custom-file-header={header}",
+            *GENERATOR_OPTIONS,
+        ]
+        # The generator runs ruff in its working folder: give it the project's settings.
+        (folder / "ruff.toml").write_text(RUFF_SETTINGS)
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=folder)
+        if proc.returncode != 0:
+            raise RuntimeError(f"datamodel-code-generator failed:\n{proc.stderr[-4000:]}")
+        return out.read_text()

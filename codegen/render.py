@@ -1,0 +1,115 @@
+"""Render the non-model modules of ``acp_v1`` from jinja2 templates."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .ir import Leniency, Method
+from .models import validator_function
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+SIDES = (
+    ("agent", "Agent", "What an ACP agent implements: the methods a client calls on it."),
+    ("client", "Client", "What an ACP client implements: the methods an agent calls on it."),
+)
+PEER_SIDES = (
+    ("agent", "AgentPeer", "The agent as seen by a client: call its methods with typed params."),
+    ("client", "ClientPeer", "The client as seen by an agent: call its methods with typed params."),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    name: str
+    method: str
+    kind: str
+    params: str
+
+
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        keep_trailing_newline=True,
+        trim_blocks=False,
+        lstrip_blocks=False,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+    )
+
+
+def handler_names(methods: list[Method]) -> dict[Method, str]:
+    """Handler names; a method that is both request and notification on one side
+    gets ``_notification`` on the notification handler."""
+    seen = Counter((m.side, m.handler) for m in methods)
+    return {
+        m: m.handler
+        + ("_notification" if seen[(m.side, m.handler)] > 1 and m.kind == "notification" else "")
+        for m in methods
+    }
+
+
+def _pascal(text: str) -> str:
+    return "".join(
+        p[:1].upper() + p[1:] for p in text.replace("$/", "").replace("/", "_").split("_") if p
+    )
+
+
+def render_all(
+    methods: list[Method], rules: list[Leniency], header: str, version: int
+) -> dict[str, str]:
+    """File name -> source for every template-rendered module."""
+    env = _env()
+    names = handler_names(methods)
+    ordered_names = [names[m] for m in methods]
+    files: dict[str, str] = {}
+    files["_base.py"] = env.get_template("_base.py.j2").render(header=header)
+    functions = sorted(
+        {
+            (validator_function(r), repr(r.fallback), r.on_error, r.on_null, r.skip_invalid_items)
+            for r in rules
+        }
+    )
+    files["_lenient.py"] = env.get_template("_lenient.py.j2").render(
+        header=header, functions=functions
+    )
+    constants = sorted({m.constant: m for m in methods}.values(), key=lambda m: m.constant)
+    files["methods.py"] = env.get_template("methods.py.j2").render(
+        header=header,
+        methods=methods,
+        handler_names=ordered_names,
+        constants=constants,
+        protocol_version=version,
+    )
+    files["interfaces.py"] = env.get_template("interfaces.py.j2").render(
+        header=header, methods=methods, handler_names=names, sides=SIDES
+    )
+    files["peers.py"] = env.get_template("peers.py.j2").render(
+        header=header, methods=methods, handler_names=names, sides=PEER_SIDES
+    )
+    envelopes: list[Envelope] = []
+    inbound: list[dict[str, Any]] = []
+    for role in ("agent", "client"):
+        names_for_role: list[str] = []
+        for m in methods:
+            if m.side not in (role, "protocol"):
+                continue
+            env_name = f"{_pascal(m.name)}{m.kind.title()}Envelope"
+            if m.side == role or role == "agent":
+                envelopes.append(Envelope(env_name, m.name, m.kind, m.params))
+            names_for_role.append(env_name)
+        inbound.append({"alias": f"{role.title()}Inbound", "role": role, "names": names_for_role})
+    files["dispatch.py"] = env.get_template("dispatch.py.j2").render(
+        header=header, envelopes=envelopes, inbound=inbound
+    )
+    return files
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,281 @@
+"""Shape the published ACP JSON schema into the input we hand to datamodel-code-generator.
+
+Every fix-up happens here, on JSON, and asserts what it expects to find, so that a schema
+change that invalidates an assumption fails loudly instead of generating wrong Python.
+The transforms:
+
+* drop the JSON-RPC envelope definitions (``x-docs-ignore``) and the top-level ``anyOf``;
+  codegen emits its own typed envelopes;
+* name every object member of a union after the union and its tag value or title
+  (``SessionUpdate`` + ``agent_message_chunk`` -> ``SessionUpdateAgentMessageChunk``),
+  so no generated class is ever numbered;
+* move the properties a union's parent declares into each member, and expand a member
+  that extends another union into one member per inner variant;
+* turn unions of string or integer constants into an open enum: a ``Known*`` literal
+  plus the base type, so an unknown value is kept instead of rejected;
+* turn the tagged unions that the protocol calls extensible into a discriminated union of
+  the known members followed by a catch-all ``*Other`` model that keeps unknown variants.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+JSON = dict[str, Any]
+
+#: Tagged unions whose unknown tags must be preserved, not rejected. ``SessionUpdate``
+#: is the one clients meet every few milliseconds; the others carry a ``title: other``
+#: member in the schema itself.
+OPEN_TAGGED_UNIONS = ("SessionUpdate",)
+
+
+class ShapeError(Exception):
+    """The schema no longer looks the way a transform expects."""
+
+
+def pascal(text: str) -> str:
+    """``agent_message_chunk`` -> ``AgentMessageChunk``; ``date-time`` -> ``DateTime``."""
+    parts = re.split(r"[^0-9A-Za-z]+", text)
+    return "".join(p[:1].upper() + p[1:] for p in parts if p)
+
+
+def _ref_name(member: JSON) -> str | None:
+    refs = [m["$ref"] for m in member.get("allOf", []) if "$ref" in m]
+    if "$ref" in member:
+        refs.append(member["$ref"])
+    if len(refs) > 1:
+        raise ShapeError(f"member extends several definitions: {refs}")
+    return refs[0].rsplit("/", 1)[-1] if refs else None
+
+
+def _tag(member: JSON) -> tuple[str, Any] | None:
+    for name, prop in member.get("properties", {}).items():
+        if "const" in prop:
+            return name, prop["const"]
+    return None
+
+
+def _union_key(schema: JSON) -> str | None:
+    for key in ("oneOf", "anyOf"):
+        if key in schema:
+            return key
+    return None
+
+
+def _is_scalar_const(member: JSON) -> bool:
+    return "const" in member and member.get("type") in ("string", "integer")
+
+
+def _is_scalar(member: JSON) -> bool:
+    return (
+        "type" in member
+        and member["type"] not in ("object",)
+        and "properties" not in member
+        and "allOf" not in member
+    )
+
+
+def _is_catch_all_scalar(member: JSON) -> bool:
+    return member.get("title", "").lower() == "other" and member.get("type") in (
+        "string",
+        "integer",
+    )
+
+
+def _open_enum(defs: dict[str, JSON], name: str, schema: JSON, key: str) -> None:
+    """A union of constants (and maybe a catch-all) becomes ``Known<Name> | <base type>``."""
+    members = schema[key]
+    consts = [m for m in members if _is_scalar_const(m)]
+    base = consts[0]["type"]
+    if any(m.get("type") != base for m in members):
+        raise ShapeError(f"{name}: mixed constant types")
+    known = f"Known{name}"
+    if known in defs:
+        raise ShapeError(f"{name}: {known} already defined")
+    defs[known] = {
+        "description": f"The values of `{name}` that this version of the protocol defines.",
+        "type": base,
+        "enum": [m["const"] for m in consts],
+    }
+    described = "; ".join(
+        f"`{m['const']}`: {m.get('description', m.get('title', ''))}" for m in consts
+    )
+    defs[name] = {
+        "description": (schema.get("description", "") + "\n\n" + described).strip()
+        + "\n\nUnknown values are kept as plain values.",
+        "anyOf": [{"$ref": f"#/$defs/{known}"}, {"type": base}],
+    }
+
+
+def _strip_scalar_titles(schema: JSON, key: str) -> None:
+    """Scalar members keep no title, so they stay inline (``None | int | str``)."""
+    for member in schema[key]:
+        if _is_scalar(member):
+            member.pop("title", None)
+
+
+def _member_name(union: str, member: JSON) -> str:
+    tag = _tag(member)
+    if tag is not None:
+        return union + pascal(str(tag[1]))
+    if "title" in member:
+        return union + pascal(member["title"])
+    ref = _ref_name(member)
+    if ref is not None:
+        return ref
+    raise ShapeError(f"{union}: cannot name member {sorted(member)}")
+
+
+def _distribute(union_schema: JSON, key: str) -> None:
+    """Move the parent's own properties into each object member."""
+    props = union_schema.pop("properties", None)
+    required = union_schema.pop("required", None)
+    union_schema.pop("type", None)
+    if not props:
+        return
+    for member in union_schema[key]:
+        merged = dict(props)
+        merged.update(member.get("properties", {}))
+        member["properties"] = merged
+        member["required"] = sorted(set(required or []) | set(member.get("required", [])))
+        member.setdefault("type", "object")
+
+
+def _expand_nested(defs: dict[str, JSON], union: str, member: JSON, name: str) -> list[JSON]:
+    """A member extending another union becomes one member per inner variant."""
+    ref = _ref_name(member)
+    inner = defs.get(ref) if ref else None
+    inner_key = _union_key(inner) if inner else None
+    if inner is None or inner_key is None or ref is None:
+        return [member]
+    own = {k: v for k, v in member.items() if k not in ("allOf", "$ref", "title")}
+    out: list[JSON] = []
+    for variant in inner[inner_key]:
+        merged = copy.deepcopy(variant)
+        props = dict(merged.get("properties", {}))
+        props.update(own.get("properties", {}))
+        merged["properties"] = props
+        merged["required"] = sorted(set(merged.get("required", [])) | set(own.get("required", [])))
+        merged["type"] = "object"
+        suffix = (
+            variant["title"].removeprefix(ref)
+            if variant.get("title", "").startswith(ref)
+            else pascal(variant.get("title", ""))
+        )
+        merged["title"] = name + suffix
+        if "description" in own:
+            merged["description"] = own["description"]
+        out.append(merged)
+    return out
+
+
+def _name_members(defs: dict[str, JSON], union: str, schema: JSON, key: str) -> None:
+    members: list[JSON] = []
+    for member in schema[key]:
+        if ("$ref" in member and len(member) == 1) or _is_scalar(member):
+            members.append(member)
+            continue
+        name = _member_name(union, member)
+        if member.get("title", "").lower() == "other":
+            member["additionalProperties"] = True
+            member.pop("not", None)
+        if name in defs and _ref_name(member) == name:
+            # The member only adds its tag to a definition of the same name: put the tag
+            # on that definition (with a default) and reference it.
+            tag = _tag(member)
+            if tag is not None:
+                prop = dict(member["properties"][tag[0]])
+                prop["default"] = tag[1]
+                defs[name].setdefault("properties", {})[tag[0]] = prop
+            members.append({"$ref": f"#/$defs/{name}"})
+            continue
+        if name in defs:
+            raise ShapeError(f"{union}: member name {name} collides with a definition")
+        member["title"] = name
+        members.append(member)
+    schema[key] = members
+
+
+def _expand_all(defs: dict[str, JSON], union: str, schema: JSON, key: str) -> None:
+    expanded: list[JSON] = []
+    for member in schema[key]:
+        if "title" in member and "$ref" not in member:
+            expanded.extend(_expand_nested(defs, union, member, member["title"]))
+        else:
+            expanded.append(member)
+    schema[key] = expanded
+
+
+def _open_tagged_union(defs: dict[str, JSON], name: str) -> None:
+    """``Name`` -> ``Known<Name>`` (discriminated) ``| <Name>Other`` (keeps unknown tags)."""
+    schema = defs[name]
+    disc = schema.get("discriminator", {}).get("propertyName")
+    if not disc:
+        raise ShapeError(f"{name}: expected a discriminated union")
+    known = f"Known{name}"
+    defs[known] = schema
+    tags = sorted(_tag(m)[1] for m in schema["oneOf"] if _tag(m))  # type: ignore[index]
+    defs[name] = {
+        "description": schema.get("description", ""),
+        "anyOf": [
+            {"$ref": f"#/$defs/{known}"},
+            {
+                "title": f"{name}Other",
+                "description": f"A `{name}` variant this version of the protocol does not know ({disc} not in {tags}); kept as is.",
+                "type": "object",
+                "properties": {disc: {"type": "string"}},
+                "required": [disc],
+                "additionalProperties": True,
+            },
+        ],
+    }
+
+
+def _drop_object_defaults(defs: dict[str, JSON]) -> None:
+    """An object default on a model-typed field would stay a plain dict at run time
+    (pydantic does not validate defaults); omitted means "all defaults" anyway, which
+    for capabilities the protocol reads as "unsupported", so the field defaults to None."""
+
+    def visit(schema: JSON) -> None:
+        for prop in schema.get("properties", {}).values():
+            if isinstance(prop.get("default"), dict):
+                del prop["default"]
+        for key in ("oneOf", "anyOf"):
+            for member in schema.get(key, []):
+                visit(member)
+
+    for d in defs.values():
+        visit(d)
+
+
+def shape(schema: JSON) -> JSON:
+    """Return the shaped copy of an ACP schema document (the input is not modified)."""
+    doc = copy.deepcopy(schema)
+    defs: dict[str, JSON] = doc["$defs"]
+    for name in [n for n, d in defs.items() if d.get("x-docs-ignore")]:
+        del defs[name]
+    for name in list(defs):
+        schema_ = defs[name]
+        key = _union_key(schema_)
+        if key is None:
+            continue
+        members = schema_[key]
+        if all(_is_scalar_const(m) or _is_catch_all_scalar(m) for m in members) and any(
+            _is_scalar_const(m) for m in members
+        ):
+            _open_enum(defs, name, schema_, key)
+            continue
+        _strip_scalar_titles(schema_, key)
+        _distribute(schema_, key)
+        _name_members(defs, name, schema_, key)
+    for name in list(defs):
+        key = _union_key(defs[name])
+        if key is not None:
+            _expand_all(defs, name, defs[name], key)
+    _drop_object_defaults(defs)
+    for name in OPEN_TAGGED_UNIONS:
+        if name in defs:
+            _open_tagged_union(defs, name)
+    return {"$schema": doc.get("$schema"), "$defs": defs}
