@@ -11,7 +11,7 @@ from pathlib import Path
 from .ir import SchemaSet, leniency, methods
 from .models import RUFF_SETTINGS, generate_models
 from .render import render_all
-from .shape import shape
+from .shape import OPEN_TAGGED_UNIONS, shape
 
 LOCK_NAME = "schema.lock.json"
 
@@ -82,6 +82,6 @@ def build(schema_dir: Path) -> dict[str, str]:
         + '\n\nfrom .methods import PROTOCOL_VERSION\n\n__all__ = ["PROTOCOL_VERSION"]\n'
     )
     files = _ruff_format(files)
-    files["models.py"] = generate_models(shaped, rules, header("models.py", lock))
+    files["models.py"] = generate_models(shaped, rules, header("models.py", lock), OPEN_TAGGED_UNIONS)
     files["py.typed"] = ""
     return files

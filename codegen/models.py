@@ -42,6 +42,7 @@ GENERATOR_OPTIONS = (
 )
 
 
+TEMPLATE_DIR = Path(__file__).parent / "templates" / "datamodel"
 RUFF_SETTINGS = (
     'line-length = 100\ntarget-version = "py311"\n[lint]\nselect = ["I", "F401"]\n'
     '[lint.isort]\nknown-first-party = ["acp_v1", "acpwire", "codegen"]\n'
@@ -95,12 +96,17 @@ def validators_config(rules: list[Leniency]) -> dict[str, Any]:
     }
 
 
-def generate_models(shaped: dict[str, Any], rules: list[Leniency], header: str) -> str:
+def generate_models(
+    shaped: dict[str, Any], rules: list[Leniency], header: str, open_unions: tuple[str, ...]
+) -> str:
     """Return the generated ``models.py`` source, starting with ``header``."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "schema.json").write_text(json.dumps(shaped, indent=1, sort_keys=True))
         (folder / "validators.json").write_text(json.dumps(validators_config(rules), indent=1))
+        # Open unions try their known (discriminated) members first, the catch-all last.
+        extra = {name: {"union_mode": "left_to_right"} for name in open_unions}
+        (folder / "extra.json").write_text(json.dumps(extra, indent=1))
         out = folder / "models.py"
         cmd = [
             sys.executable,
@@ -110,6 +116,8 @@ def generate_models(shaped: dict[str, Any], rules: list[Leniency], header: str) 
             f"--output={out}",
             f"--validators={folder / 'validators.json'}",
             f"--custom-file-header={header}",
+            f"--extra-template-data={folder / 'extra.json'}",
+            f"--custom-template-dir={TEMPLATE_DIR}",
             *GENERATOR_OPTIONS,
         ]
         # The generator runs ruff in its working folder: give it the project's settings.

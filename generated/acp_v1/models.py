@@ -7493,7 +7493,10 @@ See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protoc
 """
 
 
-SessionUpdate = TypeAliasType("SessionUpdate", KnownSessionUpdate | SessionUpdateOther)
+SessionUpdate = TypeAliasType(
+    "SessionUpdate",
+    Annotated[KnownSessionUpdate | SessionUpdateOther, Field(union_mode="left_to_right")],
+)
 """
 Different types of updates that can be sent during session processing.
 
