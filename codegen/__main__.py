@@ -20,11 +20,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
     parser.add_argument("--schema-dir", type=Path, default=ROOT / "schema")
     parser.add_argument("--out", type=Path, default=ROOT / "generated" / "acp_v1")
+    parser.add_argument("--package", default="acp_v1", help="import name of the generated package")
     parser.add_argument(
         "--check", action="store_true", help="diff against the committed output, write nothing"
     )
     args = parser.parse_args(argv)
-    files = build(args.schema_dir)
+    files = build(args.schema_dir, args.package)
     out: Path = args.out
     if args.check:
         stale = []

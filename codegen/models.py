@@ -21,7 +21,6 @@ GENERATOR_OPTIONS = (
     "--input-file-type=jsonschema",
     "--output-model-type=pydantic_v2.BaseModel",
     "--target-python-version=3.11",
-    "--base-class=acp_v1._base.AcpModel",
     "--snake-case-field",
     "--remove-special-field-name-prefix",
     "--use-annotated",
@@ -45,7 +44,7 @@ GENERATOR_OPTIONS = (
 TEMPLATE_DIR = Path(__file__).parent / "templates" / "datamodel"
 RUFF_SETTINGS = (
     'line-length = 100\ntarget-version = "py311"\n[lint]\nselect = ["I", "F401"]\n'
-    '[lint.isort]\nknown-first-party = ["acp_v1", "acpwire", "codegen"]\n'
+    '[lint.isort]\nknown-first-party = ["acp_v1", "acpwire", "codegen", "{package}"]\n'
 )
 
 
@@ -80,7 +79,7 @@ def validator_function(rule: Leniency) -> str:
     return f"lenient_{'_'.join(parts)}_{what}"
 
 
-def validators_config(rules: list[Leniency]) -> dict[str, Any]:
+def validators_config(rules: list[Leniency], package: str) -> dict[str, Any]:
     """The generator's ``--validators`` table: one wrap validator per (model, function)."""
     grouped: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for rule in rules:
@@ -88,7 +87,7 @@ def validators_config(rules: list[Leniency]) -> dict[str, Any]:
     return {
         model: {
             "validators": [
-                {"fields": sorted(fields), "function": f"acp_v1._lenient.{fn}", "mode": "wrap"}
+                {"fields": sorted(fields), "function": f"{package}._lenient.{fn}", "mode": "wrap"}
                 for fn, fields in sorted(by_fn.items())
             ]
         }
@@ -97,13 +96,19 @@ def validators_config(rules: list[Leniency]) -> dict[str, Any]:
 
 
 def generate_models(
-    shaped: dict[str, Any], rules: list[Leniency], header: str, open_unions: tuple[str, ...]
+    shaped: dict[str, Any],
+    rules: list[Leniency],
+    header: str,
+    open_unions: tuple[str, ...],
+    package: str,
 ) -> str:
     """Return the generated ``models.py`` source, starting with ``header``."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "schema.json").write_text(json.dumps(shaped, indent=1, sort_keys=True))
-        (folder / "validators.json").write_text(json.dumps(validators_config(rules), indent=1))
+        (folder / "validators.json").write_text(
+            json.dumps(validators_config(rules, package), indent=1)
+        )
         # Open unions try their known (discriminated) members first, the catch-all last.
         extra = {name: {"union_mode": "left_to_right"} for name in open_unions}
         (folder / "extra.json").write_text(json.dumps(extra, indent=1))
@@ -118,10 +123,11 @@ def generate_models(
             f"--custom-file-header={header}",
             f"--extra-template-data={folder / 'extra.json'}",
             f"--custom-template-dir={TEMPLATE_DIR}",
+            f"--base-class={package}._base.AcpModel",
             *GENERATOR_OPTIONS,
         ]
         # The generator runs ruff in its working folder: give it the project's settings.
-        (folder / "ruff.toml").write_text(RUFF_SETTINGS)
+        (folder / "ruff.toml").write_text(RUFF_SETTINGS.replace("{package}", package))
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=folder)
         if proc.returncode != 0:
             raise RuntimeError(f"datamodel-code-generator failed:\n{proc.stderr[-4000:]}")

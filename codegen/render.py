@@ -64,7 +64,7 @@ def _pascal(text: str) -> str:
 def render_all(
     methods: list[Method], rules: list[Leniency], header: str, version: int
 ) -> dict[str, str]:
-    """File name -> source for every template-rendered module."""
+    """File name -> source for every template-rendered module (relative imports only)."""
     env = _env()
     names = handler_names(methods)
     ordered_names = [names[m] for m in methods]

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError, ValidationInfo, ValidatorFunctionWrapHandler
 
-logger = logging.getLogger("acp_v1.lenient")
+logger = logging.getLogger(__name__)
 
 Wrap = Callable[[Any, ValidatorFunctionWrapHandler, ValidationInfo], Any]
 
