@@ -1,0 +1,113 @@
+"""The session store's SQLite schema and its migrations.
+
+``PRAGMA user_version`` holds the schema version. Each entry of ``_MIGRATIONS`` upgrades the
+database by one version inside its own transaction, so a crash mid-upgrade leaves the file at
+the previous version rather than half-migrated.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from acpwire.store.errors import StoreVersionError
+
+__all__ = ["SCHEMA_VERSION", "migrate"]
+
+# One statement per entry: executescript() would COMMIT the migration's transaction early.
+_V1 = (
+    """
+CREATE TABLE sessions (
+    id                TEXT PRIMARY KEY,
+    cwd               TEXT NOT NULL,
+    cwd_key           TEXT NOT NULL,
+    title             TEXT,
+    title_is_explicit INTEGER NOT NULL DEFAULT 0 CHECK (title_is_explicit IN (0, 1)),
+    model             TEXT,
+    mode              TEXT,
+    config_options    TEXT NOT NULL DEFAULT '{}',
+    internal_id       TEXT,
+    created_at        TEXT NOT NULL,
+    updated_at        TEXT NOT NULL
+)
+""",
+    """
+CREATE INDEX sessions_by_update ON sessions (updated_at DESC, id DESC)
+""",
+    """
+CREATE INDEX sessions_by_cwd ON sessions (cwd_key, updated_at DESC, id DESC)
+""",
+    # seq is the insertion order (the chronological transcript); pos orders the live history
+    # and is NULL once a row is archived. Rows are never deleted except with their session.
+    """
+CREATE TABLE messages (
+    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    pos        INTEGER,
+    archived   INTEGER NOT NULL DEFAULT 0 CHECK (archived IN (0, 1)),
+    message    TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq),
+    CHECK ((archived = 0) = (pos IS NOT NULL))
+)
+""",
+    """
+CREATE INDEX messages_live ON messages (session_id, archived, pos)
+""",
+    """
+CREATE TABLE internal_sessions (
+    internal_id        TEXT PRIMARY KEY,
+    acp_session_id     TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    parent_internal_id TEXT,
+    created_reason     TEXT NOT NULL,
+    end_reason         TEXT,
+    created_at         TEXT NOT NULL,
+    ended_at           TEXT
+)
+""",
+    """
+CREATE INDEX internal_sessions_by_acp ON internal_sessions (acp_session_id)
+""",
+    """
+CREATE TABLE approvals (
+    workspace_key TEXT NOT NULL,
+    workspace     TEXT NOT NULL,
+    kind          TEXT NOT NULL CHECK (kind IN ('command', 'edit')),
+    key           TEXT NOT NULL,
+    decision      TEXT NOT NULL CHECK (decision IN ('allow', 'deny')),
+    created_at    TEXT NOT NULL,
+    PRIMARY KEY (workspace_key, kind, key)
+)
+""",
+)
+
+
+def _to_v1(conn: sqlite3.Connection) -> None:
+    for statement in _V1:
+        conn.execute(statement)
+
+
+_MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_v1]
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+
+def migrate(conn: sqlite3.Connection, path: str) -> int:
+    """Bring the database on ``conn`` (autocommit mode) to ``SCHEMA_VERSION``; return the old version."""
+    (found,) = conn.execute("PRAGMA user_version").fetchone()
+    version = int(found)
+    if version > SCHEMA_VERSION:
+        raise StoreVersionError(
+            f"session store {path!r} has schema version {version}, newer than the "
+            f"{SCHEMA_VERSION} this acpwire understands; upgrade acpwire or use another file"
+        )
+    for target in range(version + 1, SCHEMA_VERSION + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            _MIGRATIONS[target - 1](conn)
+            # user_version lives in the file header and is covered by the transaction.
+            conn.execute(f"PRAGMA user_version = {target:d}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return version
