@@ -1,0 +1,53 @@
+# acpwire: one entry point for every task. `make help` lists them.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+CODE   := codegen generated adapter tests bench
+
+.DEFAULT_GOAL := help
+.PHONY: help install run demo regen check-generated schema-update lint type pytest test bench clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP) ## Create or refresh the virtualenv (.venv) with every dependency
+
+run: $(STAMP) ## Start the stdio ACP backend (what an editor launches)
+	@exec $(BIN)/acpwire
+
+demo: $(STAMP) ## Replay a whole editor conversation offline against a loopback model
+	$(BIN)/python -m acpwire.demo
+
+regen: $(STAMP) ## Rebuild generated/ from schema/
+	$(BIN)/python -m codegen
+
+check-generated: $(STAMP) ## Fail when generated/ differs from what `make regen` produces
+	$(BIN)/python -m codegen --check
+
+schema-update: $(STAMP) ## Vendor a newer published schema (VERSION=x.y.z), regenerate, print the protocol changelog
+	$(BIN)/python -m codegen.update $(if $(VERSION),--version $(VERSION),)
+
+lint: $(STAMP) ## ruff check + format check
+	$(BIN)/ruff check $(CODE)
+	$(BIN)/ruff format --check $(CODE)
+
+type: $(STAMP) ## mypy --strict on all code, generated included
+	$(BIN)/mypy $(CODE)
+
+pytest: $(STAMP) ## Only the test suite
+	$(BIN)/pytest -q
+
+test: check-generated lint type pytest ## Everything CI runs: generated/ current, lint, types, tests
+
+bench: $(STAMP) ## Benchmarks side by side with the anchors; writes docs/BENCHMARKS.md
+	$(BIN)/python -m bench
+
+clean: ## Remove the virtualenv and caches
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,177 @@
+"""The typed ACP layer over the JSON-RPC runtime: routes, validation and fast decoding.
+
+:class:`AcpEndpoint` is the :class:`~acpwire.rpc.RpcHandler` of one side of an ACP
+connection. It routes each incoming method through the generated method table to the
+matching method of a typed handler object (an ``acp_v1.interfaces.Agent`` or ``Client``
+implementation), validating params into the generated models:
+
+* unknown methods, and methods the handler does not implement (including declarations
+  merely inherited from the interface Protocol), answer -32601, never ``null``;
+* unstable methods answer -32601 unless the endpoint opted in;
+* ``_``-prefixed extension methods and notifications go to an optional hook;
+* ``_meta`` stays the ``meta`` field of the params model, never merged into anything.
+
+It also supplies the connection's decoder: valid ACP messages are decoded and validated
+in one pydantic-core pass; anything else takes the runtime's general path, which
+produces the precise JSON-RPC error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final, Literal, Protocol
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from acp_v1 import interfaces, methods
+from acp_v1.dispatch import NO_ID, inbound_adapter
+from acp_v1.methods import MethodSpec
+
+from .rpc import RequestContext, internal_error, method_not_found
+from .rpc import messages as rpc_messages
+
+logger = logging.getLogger(__name__)
+
+Role = Literal["agent", "client"]
+_PROTOCOL_STUBS: Final = {"agent": interfaces.Agent, "client": interfaces.Client}
+
+
+class ExtensionHandler(Protocol):
+    """Receives ``_``-prefixed methods (name without the underscore) and notifications."""
+
+    async def ext_method(self, method: str, params: object) -> object: ...
+    async def ext_notification(self, method: str, params: object) -> None: ...
+
+
+class AcpEndpoint:
+    """Route one side's incoming ACP messages to a typed handler object."""
+
+    def __init__(
+        self,
+        role: Role,
+        handler: object | None = None,
+        *,
+        unstable: bool = False,
+        extensions: ExtensionHandler | None = None,
+    ) -> None:
+        self.role: Role = role
+        self.unstable = unstable
+        self._extensions = extensions
+        self._requests = methods.AGENT_REQUESTS if role == "agent" else methods.CLIENT_REQUESTS
+        self._notifications: Mapping[str, MethodSpec] = (
+            methods.AGENT_NOTIFICATIONS if role == "agent" else methods.CLIENT_NOTIFICATIONS
+        )
+        self._bound: dict[str, Callable[[Any], Awaitable[Any]] | None] = {}
+        self._adapters: dict[str, TypeAdapter[Any]] = {}
+        self._handler = handler
+        self._inbound = inbound_adapter(role)
+        self._prefixes = [
+            (f'{{"jsonrpc":"2.0","method":"{spec.method}","params":'.encode(), spec)
+            for spec in self._notifications.values()
+        ]
+
+    def bind(self, handler: object) -> None:
+        """Set the handler object (for handlers that need the connection to exist first)."""
+        self._handler = handler
+        self._bound.clear()
+
+    # -- routing ---------------------------------------------------------------------
+
+    def implements(self, method: str) -> bool:
+        """Whether a request or notification ``method`` would reach a handler."""
+        spec = self._requests.get(method) or self._notifications.get(method)
+        return spec is not None and self._allowed(spec) and self._bind(spec) is not None
+
+    def _allowed(self, spec: MethodSpec) -> bool:
+        return self.unstable or not spec.unstable
+
+    def _bind(self, spec: MethodSpec) -> Callable[[Any], Awaitable[Any]] | None:
+        if self._handler is None:
+            return None
+        if spec.method in self._bound:
+            return self._bound[spec.method]
+        name = spec.handler
+        impl = getattr(type(self._handler), name, None)
+        stub = getattr(_PROTOCOL_STUBS[self.role], name, None)
+        bound = None if impl is None or impl is stub else getattr(self._handler, name)
+        self._bound[spec.method] = bound
+        return bound
+
+    def _params(self, spec: MethodSpec, params: object) -> object:
+        if isinstance(params, BaseModel) and isinstance(params, _model_class(spec.params)):
+            return params
+        adapter = self._adapters.get(spec.method)
+        if adapter is None:
+            adapter = self._adapters[spec.method] = TypeAdapter(spec.params)
+        return adapter.validate_python({} if params is None else params)
+
+    async def on_request(self, method: str, params: object, ctx: RequestContext) -> object:
+        spec = self._requests.get(method)
+        if spec is None or not self._allowed(spec):
+            if method.startswith("_") and self._extensions is not None:
+                return await self._extensions.ext_method(method[1:], params)
+            raise method_not_found(method)
+        handler = self._bind(spec)
+        if handler is None:
+            raise method_not_found(method)
+        result = await handler(self._params(spec, params))
+        if result is None:
+            # A request always has a result type; None would reach the peer as `null`.
+            logger.error("%s handler %s returned None", self.role, spec.handler)
+            raise internal_error(f"{method}: the handler returned no result")
+        return result
+
+    async def on_notification(self, method: str, params: object) -> None:
+        spec = self._notifications.get(method)
+        if spec is None or not self._allowed(spec):
+            if method.startswith("_") and self._extensions is not None:
+                await self._extensions.ext_notification(method[1:], params)
+            elif not method.startswith("$/"):
+                logger.info("ignored unknown notification %r", method)
+            return
+        handler = self._bind(spec)
+        if handler is None:
+            logger.info("ignored notification %r: not implemented", method)
+            return
+        try:
+            typed = self._params(spec, params)
+        except ValidationError as exc:
+            logger.warning("dropped invalid %s notification: %s", method, _short(exc))
+            return
+        await handler(typed)
+
+    # -- decoding --------------------------------------------------------------------
+
+    def decode(self, line: bytes) -> rpc_messages.Incoming:
+        """One-pass decode of valid ACP messages; the general decoder for the rest."""
+        line = line.rstrip()
+        for prefix, spec in self._prefixes:
+            if line.startswith(prefix) and line.endswith(b"}"):
+                # The canonical key order puts params last, so the rest is its value;
+                # anything else fails to parse as one JSON value and falls through.
+                adapter = self._adapters.get(spec.method)
+                if adapter is None:
+                    adapter = self._adapters[spec.method] = TypeAdapter(spec.params)
+                try:
+                    return rpc_messages.Notification(
+                        spec.method, adapter.validate_json(line[len(prefix) : -1])
+                    )
+                except ValidationError:
+                    break
+        try:
+            envelope = self._inbound.validate_json(line)
+        except ValidationError:
+            return rpc_messages.decode_message(line)
+        if envelope.id is NO_ID:
+            return rpc_messages.Notification(envelope.method, envelope.params)
+        return rpc_messages.Request(envelope.id, envelope.method, envelope.params)
+
+
+def _model_class(tp: Any) -> tuple[type, ...]:
+    return (tp,) if isinstance(tp, type) else ()
+
+
+def _short(exc: ValidationError) -> str:
+    first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+    return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
