@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import anyio
 import pytest
@@ -84,7 +85,8 @@ async def test_prompt_round_trip_delivers_updates_before_answer() -> None:
                 m.PromptRequest(session_id=new.session_id, prompt=[m.ContentBlockText(text="hi")])
             )
             assert result.stop_reason == "end_turn"
-            assert [u.update.content.text for u in client.handler.updates] == ["HI"]  # type: ignore[union-attr]
+            texts = [u.update.content for u in client.handler.updates]
+            assert texts == [m.ContentBlockText(text="HI")]
             await client.peer.session_cancel(m.CancelNotification(session_id="s-1"))
         tg.cancel_scope.cancel()
 
@@ -144,7 +146,7 @@ async def test_invalid_params_answer_32602_and_meta_stays_separate() -> None:
             }
             for msg in (bad, good):
                 await c_send.send(json.dumps(msg).encode() + b"\n")
-            answers = []
+            answers: list[dict[str, Any]] = []
             buf = b""
             while len(answers) < 2:
                 buf += await c_recv.receive()
