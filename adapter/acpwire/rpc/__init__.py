@@ -1,0 +1,90 @@
+"""Protocol-agnostic JSON-RPC 2.0 runtime: NDJSON framing, stdio and memory transports,
+request correlation, cancellation, ordering and error mapping.
+
+Methods are plain strings and params are opaque here; the typed ACP layer sits above.
+This package imports only the stdlib, anyio and pydantic.
+"""
+
+from .connection import CANCEL_REQUEST_METHOD, DEFAULT_BENIGN_PROBES, Connection
+from .errors import (
+    AUTH_REQUIRED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    RESOURCE_NOT_FOUND,
+    ConnectionClosedError,
+    RpcError,
+    auth_required,
+    error_from_exception,
+    internal_error,
+    invalid_params,
+    invalid_request,
+    method_not_found,
+    parse_error,
+    request_cancelled,
+    resource_not_found,
+)
+from .framing import DEFAULT_MAX_LINE_BYTES, LineReader, OversizedLine, encode_line
+from .handling import RequestContext, RpcHandler
+from .messages import (
+    Decoder,
+    ErrorResponse,
+    Incoming,
+    InvalidMessage,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    decode_message,
+    encode_value,
+    message_from_json,
+)
+from .transport import StreamPair, memory_pair, stdio_streams
+
+__all__ = [
+    "AUTH_REQUIRED",
+    "CANCEL_REQUEST_METHOD",
+    "DEFAULT_BENIGN_PROBES",
+    "DEFAULT_MAX_LINE_BYTES",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "RESOURCE_NOT_FOUND",
+    "Connection",
+    "ConnectionClosedError",
+    "Decoder",
+    "ErrorResponse",
+    "Incoming",
+    "InvalidMessage",
+    "LineReader",
+    "Notification",
+    "OversizedLine",
+    "Request",
+    "RequestContext",
+    "RequestId",
+    "Response",
+    "RpcError",
+    "RpcHandler",
+    "StreamPair",
+    "auth_required",
+    "decode_message",
+    "encode_line",
+    "encode_value",
+    "error_from_exception",
+    "internal_error",
+    "invalid_params",
+    "invalid_request",
+    "memory_pair",
+    "message_from_json",
+    "method_not_found",
+    "parse_error",
+    "request_cancelled",
+    "resource_not_found",
+    "stdio_streams",
+]

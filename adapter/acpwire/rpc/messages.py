@@ -1,0 +1,239 @@
+"""JSON-RPC 2.0 message kinds, the default decoder and the envelope encoders.
+
+Decoding turns one line into exactly one :data:`Incoming` value and never raises for bad
+input: anything that is not a valid JSON-RPC object becomes an :class:`InvalidMessage`
+carrying the error to answer with. A typed layer can install its own one-pass decoder
+(``Connection(decode=...)``) and reuse :func:`message_from_json` for the envelope rules.
+
+Encoding splices pydantic models' own JSON bytes into the envelope (no dict round trip);
+other values go through ``json.dumps``. Methods are plain strings: nothing here knows ACP.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, TypeAlias, TypeGuard
+
+from pydantic import BaseModel
+
+from .errors import INTERNAL_ERROR, RpcError, invalid_request, parse_error
+from .framing import encode_line
+
+RequestId: TypeAlias = int | str | None
+"""JSON-RPC ids: an integer, a string, or null."""
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: RequestId
+    method: str
+    params: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    method: str
+    params: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    id: RequestId
+    result: object
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorResponse:
+    id: RequestId
+    error: RpcError
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidMessage:
+    """A line that is not a usable message; ``error`` is answered with ``id`` if ``reply``."""
+
+    error: RpcError
+    id: RequestId = None
+    reply: bool = True
+
+
+Incoming: TypeAlias = Request | Notification | Response | ErrorResponse | InvalidMessage
+Decoder: TypeAlias = Callable[[bytes], Incoming]
+
+_JSONRPC: Final = b'{"jsonrpc":"2.0"'
+
+
+def decode_message(line: bytes) -> Incoming:
+    """The default decoder: ``json.loads`` plus :func:`message_from_json`."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return InvalidMessage(parse_error(f"{exc.msg} at byte {exc.pos}"))
+    except UnicodeDecodeError:
+        return InvalidMessage(parse_error("message is not valid UTF-8"))
+    return message_from_json(obj)
+
+
+def message_from_json(obj: object) -> Incoming:
+    """Classify a decoded JSON value under the JSON-RPC 2.0 envelope rules."""
+    if isinstance(obj, list):
+        return InvalidMessage(
+            invalid_request("batch arrays are not supported; send one JSON object per line")
+        )
+    if not isinstance(obj, dict):
+        return InvalidMessage(invalid_request(f"expected a JSON object, got {_json_kind(obj)}"))
+
+    has_id = "id" in obj
+    raw_id = obj.get("id")
+    msg_id: RequestId = None
+    id_ok = False
+    if _is_request_id(raw_id):
+        msg_id, id_ok = raw_id, True
+    is_response = "method" not in obj and ("result" in obj or "error" in obj)
+
+    def invalid(detail: str) -> InvalidMessage:
+        # Never answer a response: the peer is not waiting for anything, and two peers
+        # replying to each other's bad replies could loop.
+        return InvalidMessage(invalid_request(detail), msg_id, reply=not is_response)
+
+    if obj.get("jsonrpc") != "2.0":
+        return invalid('"jsonrpc" must be "2.0"')
+    if has_id and not id_ok:
+        return invalid(f'"id" must be a string, an integer or null, got {_json_kind(raw_id)}')
+
+    if "method" in obj:
+        method = obj["method"]
+        if not isinstance(method, str):
+            return invalid(f'"method" must be a string, got {_json_kind(method)}')
+        params = obj.get("params")
+        if params is not None and not isinstance(params, dict | list):
+            return invalid(f'"params" must be an object or an array, got {_json_kind(params)}')
+        if has_id:
+            return Request(msg_id, method, params)
+        return Notification(method, params)
+
+    if not is_response:
+        return invalid('a message needs "method" (request or notification) or "result"/"error"')
+    if not has_id:
+        return invalid('a response needs an "id"')
+    if "error" in obj:
+        if "result" in obj:
+            detail = "Malformed response from peer: it has both 'result' and 'error'"
+            return ErrorResponse(msg_id, RpcError(INTERNAL_ERROR, detail))
+        return ErrorResponse(msg_id, RpcError.from_json(obj["error"]))
+    return Response(msg_id, obj["result"])
+
+
+def encode_request(msg_id: RequestId, method: str, params: object = None) -> bytes:
+    _check_params(params)
+    if params is None:
+        return encode_line(_JSONRPC, b',"id":', _dumps(msg_id), b',"method":', _dumps(method), b"}")
+    return encode_line(
+        _JSONRPC,
+        b',"id":',
+        _dumps(msg_id),
+        b',"method":',
+        _dumps(method),
+        b',"params":',
+        encode_value(params),
+        b"}",
+    )
+
+
+def encode_notification(method: str, params: object = None) -> bytes:
+    _check_params(params)
+    if params is None:
+        return encode_line(_JSONRPC, b',"method":', _dumps(method), b"}")
+    return encode_line(
+        _JSONRPC, b',"method":', _dumps(method), b',"params":', encode_value(params), b"}"
+    )
+
+
+def encode_result(msg_id: RequestId, result: object) -> bytes:
+    return encode_line(
+        _JSONRPC, b',"id":', _dumps(msg_id), b',"result":', encode_value(result), b"}"
+    )
+
+
+def encode_error(msg_id: RequestId, error: RpcError) -> bytes:
+    return encode_line(
+        _JSONRPC, b',"id":', _dumps(msg_id), b',"error":', _dumps(error.to_json()), b"}"
+    )
+
+
+def encode_value(value: object) -> bytes:
+    """JSON bytes for params or a result.
+
+    A pydantic model serializes itself straight to bytes (by alias, ``None`` fields
+    left out); anything else goes through ``json.dumps``, where nested models are
+    allowed. NaN/Infinity and unserializable objects raise ``ValueError``/``TypeError``.
+    """
+    if isinstance(value, BaseModel):
+        return value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_none=True)
+    return _dumps(value)
+
+
+def _id_part(msg_id: RequestId) -> bytes:
+    if isinstance(msg_id, int) and not isinstance(msg_id, bool):
+        return b',"id":%d' % msg_id
+    return b',"id":' + _dumps(msg_id)
+
+
+@functools.lru_cache(maxsize=256)
+def _method_part(method: str) -> bytes:
+    # The same few method names go out thousands of times per prompt turn.
+    return b',"method":' + _dumps(method)
+
+
+def _check_params(params: object) -> None:
+    # JSON-RPC params are structured; the peer would reject anything else as invalid.
+    if params is not None and not isinstance(params, dict | list | tuple | BaseModel):
+        raise TypeError(f"params must be an object, an array or a model, got {_json_kind(params)}")
+
+
+def _dumps(value: object) -> bytes:
+    try:
+        return json.dumps(
+            value,
+            separators=(",", ":"),
+            ensure_ascii=False,
+            allow_nan=False,
+            default=_model_default,
+        ).encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (legal in a JSON string escape) cannot be UTF-8: escape it
+        # again so it round-trips exactly.
+        return json.dumps(
+            value, separators=(",", ":"), ensure_ascii=True, allow_nan=False, default=_model_default
+        ).encode()
+
+
+def _model_default(value: object) -> object:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    raise TypeError(f"object of type {type(value).__name__} is not JSON serializable")
+
+
+def _is_request_id(value: object) -> TypeGuard[RequestId]:
+    return (
+        value is None
+        or isinstance(value, str)
+        or (isinstance(value, int) and not isinstance(value, bool))
+    )
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"

@@ -1,0 +1,120 @@
+"""Envelope classification (default decoder) and envelope encoding."""
+
+import json
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field
+
+from acpwire.rpc import errors
+from acpwire.rpc.messages import (
+    ErrorResponse,
+    InvalidMessage,
+    Notification,
+    Request,
+    Response,
+    decode_message,
+    encode_error,
+    encode_notification,
+    encode_request,
+    encode_result,
+    encode_value,
+)
+
+
+class Chunk(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    session_id: str = Field(alias="sessionId")
+    text: str
+    note: str | None = None
+
+
+def test_valid_messages() -> None:
+    assert decode_message(b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}') == Request(
+        1, "m", {"a": 1}
+    )
+    assert decode_message(b'{"jsonrpc":"2.0","id":"x","method":"m"}') == Request("x", "m", None)
+    assert decode_message(b'{"jsonrpc":"2.0","id":null,"method":"m","params":[1]}') == Request(
+        None, "m", [1]
+    )
+    assert decode_message(b'{"jsonrpc":"2.0","method":"n"}') == Notification("n", None)
+    assert decode_message(b'{"jsonrpc":"2.0","id":2,"result":null}') == Response(2, None)
+
+
+def test_error_response() -> None:
+    msg = decode_message(b'{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"auth"}}')
+    assert isinstance(msg, ErrorResponse) and msg.id == 3
+    assert (msg.error.code, msg.error.message) == (-32000, "auth")
+    both = decode_message(b'{"jsonrpc":"2.0","id":3,"error":{},"result":1}')
+    assert isinstance(both, ErrorResponse) and both.error.code == errors.INTERNAL_ERROR
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "msg_id", "reply", "fragment"),
+    [
+        (b"{nope", -32700, None, True, "Parse error"),
+        (b"\xff\xfe\x00garbage", -32700, None, True, "Parse error"),
+        (b"[]", -32600, None, True, "batch"),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"m"}]', -32600, None, True, "batch"),
+        (b"42", -32600, None, True, "expected a JSON object, got a number"),
+        (b'"s"', -32600, None, True, "got a string"),
+        (b'{"jsonrpc":"2.0","id":3}', -32600, 3, True, '"method"'),
+        (b'{"jsonrpc":"1.0","id":4,"method":"m"}', -32600, 4, True, '"jsonrpc" must be "2.0"'),
+        (b'{"id":4,"method":"m"}', -32600, 4, True, '"jsonrpc"'),
+        (b'{"jsonrpc":"2.0","id":5,"method":7}', -32600, 5, True, '"method" must be a string'),
+        (b'{"jsonrpc":"2.0","id":true,"method":"m"}', -32600, None, True, "got a boolean"),
+        (b'{"jsonrpc":"2.0","id":1.5,"method":"m"}', -32600, None, True, "got a number"),
+        (b'{"jsonrpc":"2.0","id":{},"method":"m"}', -32600, None, True, "got an object"),
+        (b'{"jsonrpc":"2.0","id":6,"method":"m","params":"x"}', -32600, 6, True, '"params"'),
+        (b'{"jsonrpc":"2.0","result":1}', -32600, None, False, "needs an"),
+        (b'{"jsonrpc":"1.0","id":1,"result":1}', -32600, 1, False, '"jsonrpc"'),
+    ],
+)
+def test_invalid_messages(
+    line: bytes, code: int, msg_id: object, reply: bool, fragment: str
+) -> None:
+    msg = decode_message(line)
+    assert isinstance(msg, InvalidMessage)
+    assert (msg.error.code, msg.id, msg.reply) == (code, msg_id, reply)
+    assert fragment in msg.error.message
+
+
+def test_encode_envelopes() -> None:
+    assert encode_request(1, "a/b", {"k": "é"}) == (
+        '{"jsonrpc":"2.0","id":1,"method":"a/b","params":{"k":"é"}}\n'.encode()
+    )
+    assert encode_request("x", "m") == b'{"jsonrpc":"2.0","id":"x","method":"m"}\n'
+    assert encode_notification("n") == b'{"jsonrpc":"2.0","method":"n"}\n'
+    assert encode_result(None, None) == b'{"jsonrpc":"2.0","id":null,"result":null}\n'
+    assert encode_error(7, errors.request_cancelled()) == (
+        b'{"jsonrpc":"2.0","id":7,"error":{"code":-32800,"message":"Request cancelled"}}\n'
+    )
+
+
+def test_models_are_spliced_by_alias_without_none() -> None:
+    line = encode_notification("session/update", Chunk(session_id="s1", text="hi\nthere"))
+    assert line == (
+        b'{"jsonrpc":"2.0","method":"session/update",'
+        b'"params":{"sessionId":"s1","text":"hi\\nthere"}}\n'
+    )
+    assert line.count(b"\n") == 1
+    nested = encode_value({"items": [Chunk(session_id="s", text="t", note="n")]})
+    assert json.loads(nested) == {"items": [{"sessionId": "s", "text": "t", "note": "n"}]}
+
+
+def test_unencodable_values_raise() -> None:
+    with pytest.raises(ValueError):
+        encode_value(float("nan"))
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        encode_value({"x": object()})
+
+
+def test_lone_surrogates_round_trip_escaped() -> None:
+    assert encode_value(["\ud800", "é"]) == b'["\\ud800","\\u00e9"]'
+    line = encode_result("\udfff", None)
+    assert decode_message(line.rstrip(b"\n")) == Response("\udfff", None)
+
+
+def test_encoded_messages_decode_back() -> None:
+    line = encode_request(9, "echo", {"text": "line1\nline2\u2028"})
+    assert decode_message(line.rstrip(b"\n")) == Request(9, "echo", {"text": "line1\nline2\u2028"})

@@ -1,0 +1,62 @@
+"""The in-memory byte pipe pair used by the connection tests."""
+
+import anyio
+import pytest
+
+from acpwire.rpc import memory_pair
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_pair_is_cross_connected_and_honours_max_bytes() -> None:
+    (a_recv, a_send), (b_recv, b_send) = memory_pair()
+    with anyio.fail_after(5):
+        await a_send.send(b"hello world")
+        assert await b_recv.receive(5) == b"hello"
+        assert await b_recv.receive(100) == b" world"
+        await b_send.send(b"")  # empty chunks are skipped, never returned
+        await b_send.send(b"back")
+        assert await a_recv.receive() == b"back"
+    for stream in (a_recv, a_send, b_recv, b_send):
+        await stream.aclose()
+
+
+async def test_closing_the_sender_is_end_of_stream_after_the_data() -> None:
+    (a_recv, a_send), (b_recv, b_send) = memory_pair()
+    with anyio.fail_after(5):
+        await a_send.send(b"last")
+        await a_send.aclose()
+        assert await b_recv.receive() == b"last"
+        with pytest.raises(anyio.EndOfStream):
+            await b_recv.receive()
+    for stream in (a_recv, b_recv, b_send):
+        await stream.aclose()
+
+
+async def test_closing_the_receiver_breaks_the_sender() -> None:
+    (a_recv, a_send), (b_recv, b_send) = memory_pair()
+    await b_recv.aclose()
+    with pytest.raises(anyio.BrokenResourceError):
+        await a_send.send(b"nobody listens")
+    for stream in (a_recv, a_send, b_send):
+        await stream.aclose()
+
+
+async def test_bounded_buffer_applies_backpressure() -> None:
+    (a_recv, a_send), (b_recv, b_send) = memory_pair(max_buffer_chunks=2)
+    sent: list[int] = []
+
+    async def producer() -> None:
+        for i in range(5):
+            await a_send.send(b"%d" % i)
+            sent.append(i)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(producer)
+            await anyio.wait_all_tasks_blocked()
+            assert sent == [0, 1]  # the third chunk waits for the reader
+            received = [await b_recv.receive() for _ in range(5)]
+    assert received == [b"0", b"1", b"2", b"3", b"4"]
+    for stream in (a_recv, a_send, b_recv, b_send):
+        await stream.aclose()
