@@ -1,0 +1,257 @@
+"""A small synchronous OpenAI chat-completions client (streaming) on httpx.
+
+The HTTP exchange runs in a helper thread that feeds lines into a queue; the calling
+thread parses them. That split makes :meth:`ChatClient.chat` interruptible at any
+moment (even before the server sends its headers): cancelling the token wakes the
+caller at once and shuts the socket down so the helper thread and the server stop too.
+Every failure becomes a :class:`ModelError` with a short message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import socket
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from acpwire.agent.cancel import CancelToken
+from acpwire.agent.seam import Message
+from acpwire.agent.stream import (
+    ModelCancelled,
+    ModelError,
+    ModelReply,
+    ReplyAssembler,
+    SSEDecoder,
+    TextSink,
+    error_message,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Body:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    error: ModelError
+
+
+class _Signal:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+_END = _Signal("end")
+_CANCELLED = _Signal("cancelled")
+_Item = _Line | _Body | _Failed | _Signal
+
+
+class _ResponseHolder:
+    """Lets another thread abort the in-flight response by shutting its socket down."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._response: httpx.Response | None = None
+        self._aborted = False
+
+    def attach(self, response: httpx.Response) -> bool:
+        with self._lock:
+            self._response = response
+            aborted = self._aborted
+        if aborted:
+            _shutdown(response)
+        return not aborted
+
+    def abort(self) -> None:
+        with self._lock:
+            self._aborted = True
+            response = self._response
+        if response is not None:
+            _shutdown(response)
+
+
+def _shutdown(response: httpx.Response) -> None:
+    # Closing a socket does not wake a thread blocked in recv(); shutdown() does.
+    stream = response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+class ChatClient:
+    """Calls ``POST {base_url}/chat/completions`` with ``stream: true``."""
+
+    def __init__(self, base_url: str, api_key: str | None, *, timeout: float = 600.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.Client(
+            headers=headers, timeout=httpx.Timeout(timeout, connect=min(10.0, timeout))
+        )
+
+    def chat(
+        self,
+        *,
+        model: str,
+        messages: Sequence[Message],
+        cancel: CancelToken,
+        tools: Sequence[Mapping[str, Any]] = (),
+        temperature: float | None = None,
+        on_text: TextSink | None = None,
+        on_reasoning: TextSink | None = None,
+    ) -> ModelReply:
+        """Run one completion; raises :class:`ModelError` or :class:`ModelCancelled`."""
+        if cancel.cancelled:
+            raise ModelCancelled()
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": list(messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            body["tools"] = list(tools)
+        if temperature is not None:
+            body["temperature"] = temperature
+        items: queue.Queue[_Item] = queue.Queue()
+        holder = _ResponseHolder()
+        unregister_wake = cancel.on_cancel(lambda: items.put(_CANCELLED))
+        unregister_abort = cancel.on_cancel(holder.abort)
+        threading.Thread(
+            target=self._pump, args=(body, items, holder, cancel), name="acpwire-llm", daemon=True
+        ).start()
+        finished = False
+        try:
+            reply = _consume(items, ReplyAssembler(on_text, on_reasoning))
+            finished = True
+            return reply
+        finally:
+            unregister_wake()
+            unregister_abort()
+            if not finished:
+                holder.abort()
+
+    def _pump(
+        self,
+        body: dict[str, Any],
+        items: queue.Queue[_Item],
+        holder: _ResponseHolder,
+        cancel: CancelToken,
+    ) -> None:
+        url = f"{self.base_url}/chat/completions"
+        try:
+            with self._http.stream(
+                "POST", url, json=body, headers={"Accept": "text/event-stream"}
+            ) as response:
+                if not holder.attach(response):
+                    return
+                if response.status_code >= 400:
+                    response.read()
+                    items.put(_Failed(_http_error(response)))
+                    return
+                if "application/json" in response.headers.get("content-type", ""):
+                    # A server that ignores "stream" answers with one JSON object.
+                    response.read()
+                    items.put(_Body(response.text))
+                else:
+                    for line in response.iter_lines():
+                        items.put(_Line(line))
+                items.put(_END)
+        except Exception as exc:
+            if cancel.cancelled:
+                log.debug("model stream stopped after cancel: %r", exc)
+                return
+            items.put(_Failed(_transport_error(exc, self.base_url)))
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def _consume(items: queue.Queue[_Item], assembler: ReplyAssembler) -> ModelReply:
+    decoder = SSEDecoder()
+    while True:
+        item = items.get()
+        if item is _CANCELLED:
+            raise ModelCancelled()
+        if isinstance(item, _Failed):
+            raise item.error
+        if isinstance(item, _Body):
+            assembler.feed_payload(item.text)
+            return assembler.result()
+        if item is _END:
+            payload = decoder.close()
+            if payload is not None:
+                assembler.feed_payload(payload)
+            reply = assembler.result()
+            if not decoder.done and reply.finish_reason is None:
+                raise ModelError("the model stream ended before the reply was complete")
+            return reply
+        if isinstance(item, _Line):
+            payload = decoder.feed(item.text)
+            if payload is not None:
+                assembler.feed_payload(payload)
+            if decoder.done:
+                return assembler.result()
+
+
+def _http_error(response: httpx.Response) -> ModelError:
+    detail = response.text.strip()
+    try:
+        parsed = response.json()
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and "error" in parsed:
+        detail = error_message(parsed["error"])
+    elif isinstance(parsed, dict) and isinstance(parsed.get("message"), str):
+        detail = parsed["message"]
+    suffix = f": {detail[:300]}" if detail else ""
+    return ModelError(
+        f"model server returned HTTP {response.status_code}{suffix}", status=response.status_code
+    )
+
+
+def _transport_error(exc: Exception, base_url: str) -> ModelError:
+    if isinstance(exc, httpx.ConnectError):
+        return ModelError(f"cannot reach the model server at {base_url}: {exc}")
+    if isinstance(exc, httpx.TimeoutException):
+        return ModelError(f"the model server at {base_url} timed out ({type(exc).__name__})")
+    if isinstance(exc, httpx.HTTPError):
+        return ModelError(f"model request to {base_url} failed: {exc}")
+    return ModelError(f"model request to {base_url} failed: {type(exc).__name__}: {exc}")
+
+
+def list_models(base_url: str, api_key: str | None, *, timeout: float = 5.0) -> list[str]:
+    """Model ids from ``GET {base_url}/models``, in the server's order."""
+    url = f"{base_url.rstrip('/')}/models"
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        response = httpx.get(url, headers=headers, timeout=timeout)
+    except Exception as exc:
+        raise _transport_error(exc, base_url) from exc
+    if response.status_code >= 400:
+        raise _http_error(response)
+    try:
+        data = response.json().get("data")
+    except (ValueError, AttributeError) as exc:
+        raise ModelError(f"{url} did not return a JSON model list") from exc
+    if not isinstance(data, list):
+        raise ModelError(f"{url} did not return a model list (no 'data' array)")
+    return [
+        entry["id"]
+        for entry in data
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str)
+    ]

@@ -1,0 +1,98 @@
+"""File access shared by the file tools: paths, editor-aware reads and approved writes.
+
+Relative paths resolve against the turn's cwd, never the process cwd. Reads ask the
+editor first (it may hold unsaved buffers) and writes go through the editor when it
+offers that. Every change is proposed to the user, all files of one call at once, and
+nothing is written unless the user approves.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from acpwire.agent.seam import EditProposal
+from acpwire.agent.tools.args import ToolArgError
+from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure
+
+EDIT_DENIED = "Edit denied by the user; file was not modified."
+
+
+def resolve_path(cwd: str, path: str) -> str:
+    """An absolute, normalised path; relative ones are taken from ``cwd``."""
+    expanded = os.path.expanduser(path)
+    if not os.path.isabs(expanded):
+        expanded = os.path.join(cwd, expanded)
+    return os.path.normpath(expanded)
+
+
+def read_text(ctx: ToolContext, path: str) -> str | None:
+    """The text of ``path`` (editor buffer first, then disk); None when it does not exist."""
+    text = ctx.hooks.read_text_file(path)
+    if text is not None:
+        return text
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError as exc:
+        raise ToolArgError(f"{path} is a directory, not a file") from exc
+    except OSError as exc:
+        raise ToolArgError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if b"\0" in data[:8192]:
+        raise ToolArgError(f"{path} looks like a binary file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolArgError(f"{path} is not UTF-8 text") from exc
+
+
+def read_existing(ctx: ToolContext, path: str) -> str:
+    text = read_text(ctx, path)
+    if text is None:
+        raise ToolArgError(f"file not found: {path}")
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file's planned change; a deletion is proposed as a change to empty text."""
+
+    path: str
+    old_text: str | None
+    new_text: str
+    delete: bool = False
+
+    def proposal(self) -> EditProposal:
+        return EditProposal(path=self.path, old_text=self.old_text, new_text=self.new_text)
+
+
+def commit_changes(ctx: ToolContext, changes: list[FileChange]) -> ToolOutcome | None:
+    """Ask approval for all ``changes`` at once and apply them.
+
+    Returns a failed outcome (denied, or a write error), or None when all were applied.
+    """
+    if not ctx.hooks.approve_edits(ctx.call_id, [change.proposal() for change in changes]):
+        return failure(EDIT_DENIED)
+    done: list[str] = []
+    for change in changes:
+        try:
+            _apply(ctx, change)
+        except OSError as exc:
+            return failure(
+                f"could not write {change.path}: {exc.strerror or exc}", already_written=done
+            )
+        done.append(change.path)
+    return None
+
+
+def _apply(ctx: ToolContext, change: FileChange) -> None:
+    if change.delete:
+        os.remove(change.path)
+        return
+    if ctx.hooks.write_text_file(change.path, change.new_text):
+        return
+    target = Path(change.path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(change.new_text.encode("utf-8"))

@@ -1,0 +1,279 @@
+"""The streaming chat-completions client against the real fake server."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from acpwire.agent import CancelToken, ChatClient, ModelCancelled, ModelError, ModelReply
+from acpwire.agent.stream import ReplyAssembler, SSEDecoder
+from tests.support.fake_llm import FakeLLM
+
+USER = [{"role": "user", "content": "hi"}]
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLM]:
+    with FakeLLM() as llm:
+        yield llm
+
+
+def _client(llm: FakeLLM) -> ChatClient:
+    return ChatClient(llm.base_url, "sk-test", timeout=30)
+
+
+def test_text_reasoning_usage_and_request_body(server: FakeLLM) -> None:
+    server.push(
+        {
+            "text": "Hello there",
+            "reasoning": "hmm",
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7},
+        }
+    )
+    texts: list[str] = []
+    thoughts: list[str] = []
+    client = _client(server)
+    try:
+        reply = client.chat(
+            model="fake-model",
+            messages=USER,
+            cancel=CancelToken(),
+            tools=[
+                {"type": "function", "function": {"name": "t", "parameters": {"type": "object"}}}
+            ],
+            temperature=0.2,
+            on_text=texts.append,
+            on_reasoning=thoughts.append,
+        )
+    finally:
+        client.close()
+    assert reply.text == "Hello there" == "".join(texts)
+    assert len(texts) == 3
+    assert reply.reasoning == "hmm" == "".join(thoughts)
+    assert reply.finish_reason == "stop"
+    assert (reply.usage.input_tokens, reply.usage.output_tokens) == (11, 7)
+    body = server.requests[0]
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+    assert body["temperature"] == 0.2
+    assert body["tools"][0]["function"]["name"] == "t"
+    assert body["messages"] == USER
+
+
+def test_tool_call_fragments_are_assembled(server: FakeLLM) -> None:
+    server.push(
+        {
+            "tool_calls": [
+                {"id": "call_1", "name": "read_file", "arguments": {"path": "a.txt"}},
+                {"id": "call_2", "name": "terminal", "arguments": '{"command": "ls -la"}'},
+            ],
+            "chunks": 5,
+        }
+    )
+    client = _client(server)
+    try:
+        reply = client.chat(model="m", messages=USER, cancel=CancelToken())
+    finally:
+        client.close()
+    assert [(c.id, c.name) for c in reply.tool_calls] == [
+        ("call_1", "read_file"),
+        ("call_2", "terminal"),
+    ]
+    assert reply.tool_calls[0].arguments == '{"path": "a.txt"}'
+    assert reply.tool_calls[1].arguments == '{"command": "ls -la"}'
+    assert reply.finish_reason == "tool_calls"
+
+
+def test_http_error_becomes_model_error(server: FakeLLM) -> None:
+    server.push({"status": 500, "body": {"error": {"message": "boom inside"}}})
+    client = _client(server)
+    try:
+        with pytest.raises(ModelError) as caught:
+            client.chat(model="m", messages=USER, cancel=CancelToken())
+    finally:
+        client.close()
+    assert caught.value.status == 500
+    assert "HTTP 500" in caught.value.message and "boom inside" in caught.value.message
+
+
+def test_connection_refused_becomes_model_error() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = ChatClient(f"http://127.0.0.1:{port}/v1", None, timeout=5)
+    try:
+        with pytest.raises(ModelError, match="cannot reach the model server"):
+            client.chat(model="m", messages=USER, cancel=CancelToken())
+    finally:
+        client.close()
+
+
+def test_malformed_stream_json_becomes_model_error(server: FakeLLM) -> None:
+    server.push({"raw": "data: {not json\n\n"})
+    client = _client(server)
+    try:
+        with pytest.raises(ModelError, match="malformed JSON"):
+            client.chat(model="m", messages=USER, cancel=CancelToken())
+    finally:
+        client.close()
+
+
+def test_stream_cut_short_is_an_error(server: FakeLLM) -> None:
+    server.push({"raw": 'data: {"choices": [{"index": 0, "delta": {"content": "par"}}]}\n\n'})
+    client = _client(server)
+    try:
+        with pytest.raises(ModelError, match="ended before the reply was complete"):
+            client.chat(model="m", messages=USER, cancel=CancelToken())
+    finally:
+        client.close()
+
+
+def test_usage_in_the_finish_chunk_is_read(server: FakeLLM) -> None:
+    raw = (
+        'data: {"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": null}]}\n\n'
+        'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}],'
+        ' "usage": {"prompt_tokens": 5, "completion_tokens": 2,'
+        ' "completion_tokens_details": {"reasoning_tokens": 1}, "prompt_tokens_details": {"cached_tokens": 4}}}\n\n'
+        "data: [DONE]\n\n"
+    )
+    server.push({"raw": raw})
+    client = _client(server)
+    try:
+        reply = client.chat(model="m", messages=USER, cancel=CancelToken())
+    finally:
+        client.close()
+    assert reply.finish_reason == "length"
+    assert (reply.usage.input_tokens, reply.usage.output_tokens) == (5, 2)
+    assert (reply.usage.reasoning_tokens, reply.usage.cached_read_tokens) == (1, 4)
+
+
+def _chat_in_thread(
+    client: ChatClient, cancel: CancelToken, first: threading.Event
+) -> tuple[threading.Thread, list[object]]:
+    outcome: list[object] = []
+
+    def target() -> None:
+        try:
+            outcome.append(
+                client.chat(model="m", messages=USER, cancel=cancel, on_text=lambda _t: first.set())
+            )
+        except (ModelCancelled, ModelError) as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def test_cancel_stops_a_slow_stream_promptly(server: FakeLLM) -> None:
+    # 150 chunks, 0.2 s apart: about 30 s if the cancel did not work.
+    server.push({"text": "x" * 150, "chunks": 150, "delay": 0.2})
+    client = _client(server)
+    cancel = CancelToken()
+    first = threading.Event()
+    thread, outcome = _chat_in_thread(client, cancel, first)
+    try:
+        assert first.wait(10)
+        cancel.cancel()
+        thread.join(timeout=5)
+        assert not thread.is_alive()
+        assert isinstance(outcome[0], ModelCancelled)
+    finally:
+        client.close()
+
+
+def test_cancel_before_the_response_headers(server: FakeLLM) -> None:
+    server.push({"text": "late", "initial_delay": 30})
+    client = _client(server)
+    cancel = CancelToken()
+    thread, outcome = _chat_in_thread(client, cancel, threading.Event())
+    try:
+        assert server.wait_for_requests(1, timeout=10)
+        cancel.cancel()
+        thread.join(timeout=5)
+        assert not thread.is_alive()
+        assert isinstance(outcome[0], ModelCancelled)
+    finally:
+        client.close()
+
+
+def test_cancelled_token_refuses_to_start(server: FakeLLM) -> None:
+    cancel = CancelToken()
+    cancel.cancel()
+    client = _client(server)
+    try:
+        with pytest.raises(ModelCancelled):
+            client.chat(model="m", messages=USER, cancel=cancel)
+    finally:
+        client.close()
+    assert server.requests == []
+
+
+def test_assembler_accepts_server_variants() -> None:
+    assembler = ReplyAssembler()
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"reasoning": "think "}}]},
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "x",
+                                "function": {"name": "todo", "arguments": {"todos": []}},
+                            }
+                        ]
+                    },
+                }
+            ]
+        },
+        # Some servers repeat the name with every fragment.
+        {
+            "choices": [
+                {"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"name": "todo"}}]}}
+            ]
+        },
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {"index": 1, "function": {"name": "read_file", "arguments": "{}"}}
+                        ]
+                    },
+                }
+            ]
+        },
+        {"choices": [{"index": 0, "message": {"content": "whole"}, "finish_reason": "tool_calls"}]},
+    ]
+    for chunk in chunks:
+        assembler.feed_chunk(chunk)
+    reply: ModelReply = assembler.result()
+    assert reply.reasoning == "think "
+    assert reply.text == "whole"
+    assert [c.name for c in reply.tool_calls] == ["todo", "read_file"]
+    assert reply.tool_calls[0].arguments == '{"todos": []}'
+    assert reply.tool_calls[1].id.startswith("call_")  # generated when the server sent none
+
+
+def test_assembler_raises_on_error_chunk() -> None:
+    with pytest.raises(ModelError, match="rate limited"):
+        ReplyAssembler().feed_chunk({"error": {"message": "rate limited"}})
+
+
+def test_sse_decoder_joins_data_lines_and_ignores_comments() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(": keep-alive") is None
+    assert decoder.feed("event: message") is None
+    assert decoder.feed('data: {"a":') is None
+    assert decoder.feed("data: 1}") is None
+    assert decoder.feed("") == '{"a":\n1}'
+    assert decoder.feed("data: [DONE]") is None
+    assert decoder.feed("") is None
+    assert decoder.done
