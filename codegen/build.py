@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .ir import SchemaSet, leniency, methods
+from .ir import SchemaSet, leniency, methods, open_unions
 from .models import RUFF_SETTINGS, generate_models
 from .render import render_all
 from .shape import OPEN_TAGGED_UNIONS, shape
@@ -81,7 +81,8 @@ def build(schema_dir: Path, package: str = "acp_v1") -> dict[str, str]:
     rules = leniency(shaped)
     table = methods(schemas)
     version = int(str(lock["protocolVersion"]))
-    files = render_all(table, rules, header("methods.py", lock), version)
+    unions = open_unions(shaped, OPEN_TAGGED_UNIONS)
+    files = render_all(table, rules, header("methods.py", lock), version, unions)
     files = {
         name: text.replace(header("methods.py", lock), header(name, lock), 1)
         for name, text in files.items()
@@ -91,8 +92,6 @@ def build(schema_dir: Path, package: str = "acp_v1") -> dict[str, str]:
         + '\n\nfrom .methods import PROTOCOL_VERSION\n\n__all__ = ["PROTOCOL_VERSION"]\n'
     )
     files = _ruff_format(files, package)
-    files["models.py"] = generate_models(
-        shaped, rules, header("models.py", lock), OPEN_TAGGED_UNIONS, package
-    )
+    files["models.py"] = generate_models(shaped, rules, header("models.py", lock), unions, package)
     files["py.typed"] = ""
     return files

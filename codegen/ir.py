@@ -146,3 +146,35 @@ def leniency(shaped: dict[str, Any]) -> list[Leniency]:
                 if "title" in member:
                     visit(member["title"], member)
     return sorted(out, key=lambda x: (x.model, x.field))
+
+
+@dataclass(frozen=True, slots=True)
+class OpenUnion:
+    """A tagged union that keeps unknown variants in its ``<name>Other`` catch-all."""
+
+    name: str
+    tag: str
+    """The discriminator property (``sessionUpdate``)."""
+    known: tuple[str, ...]
+
+    @property
+    def other(self) -> str:
+        return f"{self.name}Other"
+
+
+def open_unions(shaped: dict[str, Any], names: tuple[str, ...]) -> list[OpenUnion]:
+    """The open unions of the shaped schema, with the tags of their known variants."""
+    out: list[OpenUnion] = []
+    defs = shaped["$defs"]
+    for name in names:
+        known = defs.get(f"Known{name}")
+        if known is None:
+            continue
+        tag = known["discriminator"]["propertyName"]
+        tags = []
+        for member in known["oneOf"]:
+            prop = member.get("properties", {}).get(tag, {})
+            if "const" in prop:
+                tags.append(prop["const"])
+        out.append(OpenUnion(name, tag, tuple(sorted(tags))))
+    return out

@@ -12,10 +12,11 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .ir import Leniency
+from .ir import Leniency, OpenUnion
 
 GENERATOR_OPTIONS = (
     "--input-file-type=jsonschema",
@@ -79,15 +80,33 @@ def validator_function(rule: Leniency) -> str:
     return f"lenient_{'_'.join(parts)}_{what}"
 
 
-def validators_config(rules: list[Leniency], package: str) -> dict[str, Any]:
-    """The generator's ``--validators`` table: one wrap validator per (model, function)."""
+def reject_known_function(union: OpenUnion) -> str:
+    """Name of the ``_lenient`` function that keeps known tags out of ``<union>Other``."""
+    return f"reject_known_{python_field(union.name[:1].lower() + union.name[1:])}"
+
+
+def validators_config(
+    rules: list[Leniency], package: str, open_unions: Sequence[OpenUnion] = ()
+) -> dict[str, Any]:
+    """The generator's ``--validators`` table: one wrap validator per (model, function),
+    plus an after-validator on each open union's catch-all so that a malformed *known*
+    variant is rejected instead of being kept as an unknown one."""
     grouped: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    modes: dict[str, str] = {}
     for rule in rules:
         grouped[rule.model][validator_function(rule)].append(python_field(rule.field))
+    for union in open_unions:
+        fn = reject_known_function(union)
+        grouped[union.other][fn].append(python_field(union.tag))
+        modes[fn] = "after"
     return {
         model: {
             "validators": [
-                {"fields": sorted(fields), "function": f"{package}._lenient.{fn}", "mode": "wrap"}
+                {
+                    "fields": sorted(fields),
+                    "function": f"{package}._lenient.{fn}",
+                    "mode": modes.get(fn, "wrap"),
+                }
                 for fn, fields in sorted(by_fn.items())
             ]
         }
@@ -99,7 +118,7 @@ def generate_models(
     shaped: dict[str, Any],
     rules: list[Leniency],
     header: str,
-    open_unions: tuple[str, ...],
+    open_unions: list[OpenUnion],
     package: str,
 ) -> str:
     """Return the generated ``models.py`` source, starting with ``header``."""
@@ -107,10 +126,10 @@ def generate_models(
         folder = Path(tmp)
         (folder / "schema.json").write_text(json.dumps(shaped, indent=1, sort_keys=True))
         (folder / "validators.json").write_text(
-            json.dumps(validators_config(rules, package), indent=1)
+            json.dumps(validators_config(rules, package, open_unions), indent=1)
         )
         # Open unions try their known (discriminated) members first, the catch-all last.
-        extra = {name: {"union_mode": "left_to_right"} for name in open_unions}
+        extra = {union.name: {"union_mode": "left_to_right"} for union in open_unions}
         (folder / "extra.json").write_text(json.dumps(extra, indent=1))
         out = folder / "models.py"
         cmd = [

@@ -10,8 +10,8 @@ from typing import Any
 
 import jinja2
 
-from .ir import Leniency, Method
-from .models import validator_function
+from .ir import Leniency, Method, OpenUnion
+from .models import reject_known_function, validator_function
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -62,7 +62,11 @@ def _pascal(text: str) -> str:
 
 
 def render_all(
-    methods: list[Method], rules: list[Leniency], header: str, version: int
+    methods: list[Method],
+    rules: list[Leniency],
+    header: str,
+    version: int,
+    unions: list[OpenUnion],
 ) -> dict[str, str]:
     """File name -> source for every template-rendered module (relative imports only)."""
     env = _env()
@@ -76,8 +80,9 @@ def render_all(
             for r in rules
         }
     )
+    rejecters = [(reject_known_function(u), u.tag, u.known) for u in unions]
     files["_lenient.py"] = env.get_template("_lenient.py.j2").render(
-        header=header, functions=functions
+        header=header, functions=functions, rejecters=rejecters
     )
     constants = sorted({m.constant: m for m in methods}.values(), key=lambda m: m.constant)
     files["methods.py"] = env.get_template("methods.py.j2").render(

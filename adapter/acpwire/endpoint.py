@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from typing import Any, Final, Literal, Protocol
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -34,6 +35,21 @@ from .rpc import messages as rpc_messages
 logger = logging.getLogger(__name__)
 
 Role = Literal["agent", "client"]
+_CURRENT: ContextVar[RequestContext | None] = ContextVar("acpwire_request", default=None)
+
+
+def after_answer(callback: Callable[[], Awaitable[None]]) -> bool:
+    """Run ``callback`` right after the current request's answer is written.
+
+    For notifications a client must only see once it has the answer (Zed drops
+    ``session/update``s for a session it does not know yet). Returns False, doing
+    nothing, outside a request handler.
+    """
+    ctx = _CURRENT.get()
+    if ctx is None:
+        return False
+    ctx.after_answer.append(callback)
+    return True
 _PROTOCOL_STUBS: Final = {"agent": interfaces.Agent, "client": interfaces.Client}
 
 
@@ -115,7 +131,11 @@ class AcpEndpoint:
         handler = self._bind(spec)
         if handler is None:
             raise method_not_found(method)
-        result = await handler(self._params(spec, params))
+        token = _CURRENT.set(ctx)
+        try:
+            result = await handler(self._params(spec, params))
+        finally:
+            _CURRENT.reset(token)
         if result is None:
             # A request always has a result type; None would reach the peer as `null`.
             logger.error("%s handler %s returned None", self.role, spec.handler)

@@ -52,6 +52,45 @@ def _make(fallback: Any, *, on_error: bool, on_null: bool, skip_items: bool) -> 
     return validate
 
 
+def _reject_known(tag: str, known: frozenset[str]) -> Callable[[Any, ValidationInfo], Any]:
+    """An after-validator for a catch-all variant: a known tag that failed its own
+    variant is an error, not an unknown variant."""
+
+    def validate(value: Any, info: ValidationInfo) -> Any:
+        if value in known:
+            raise ValueError(f"invalid {value!r} {tag}: it does not match that variant's schema")
+        return value
+
+    return validate
+
+
+reject_known_session_update = _reject_known(
+    "sessionUpdate",
+    frozenset(
+        [
+            "agent_message_chunk",
+            "agent_thought_chunk",
+            "available_commands_update",
+            "compaction_summary_chunk",
+            "compaction_update",
+            "config_option_update",
+            "current_mode_update",
+            "notice",
+            "plan",
+            "plan_removed",
+            "plan_update",
+            "session_info_update",
+            "session_message",
+            "session_message_chunk",
+            "subagent_update",
+            "tool_call",
+            "tool_call_update",
+            "usage_update",
+            "user_message_chunk",
+        ]
+    ),
+)
+
 lenient_error_false = _make(False, on_error=True, on_null=False, skip_items=False)
 lenient_error_items_empty_list = _make([], on_error=True, on_null=False, skip_items=True)
 lenient_error_items_none = _make(None, on_error=True, on_null=False, skip_items=True)

@@ -27,6 +27,7 @@ from acp_v1._lenient import (
     lenient_error_str_object,
     lenient_null_empty_list,
     lenient_null_none,
+    reject_known_session_update,
 )
 
 
@@ -2457,6 +2458,11 @@ class SessionUpdateOther(AcpModel):
         extra="allow",
     )
     session_update: Annotated[str, Field(alias="sessionUpdate")]
+
+    @field_validator("session_update", mode="after")
+    @classmethod
+    def reject_known_session_update_validator(cls, v: Any, info: ValidationInfo) -> Any:
+        return reject_known_session_update(v, info)
 
 
 class SetProviderRequest(AcpModel):

@@ -1,0 +1,101 @@
+"""Which agent stands behind the backend: the real Hermes ``AIAgent`` when installed,
+the embedded default agent otherwise.
+
+A factory builds one agent per session. It also answers whether a model provider is
+configured at all (so ``session/new`` can answer "authentication required" instead of
+failing later) and which models the endpoint offers (for the model picker).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import logging
+import os
+import threading
+from collections.abc import Mapping
+
+from acpwire.agent.config import AgentConfig, ConfigError, complete_config, resolve_config
+from acpwire.agent.default import DefaultAgent
+from acpwire.agent.llm import list_models
+from acpwire.agent.seam import SyncAgent
+from acpwire.agent.stream import ModelError
+
+logger = logging.getLogger(__name__)
+
+
+class DefaultAgentFactory:
+    """Builds :class:`DefaultAgent` instances from the config home and the environment."""
+
+    name = "acpwire default agent"
+
+    def __init__(
+        self, file_values: Mapping[str, object], env: Mapping[str, str] | None = None
+    ) -> None:
+        self._file_values = dict(file_values)
+        self._env = os.environ if env is None else env
+        self._lock = threading.Lock()
+        self._config: AgentConfig | None = None
+        self._problem: str | None = None
+        self._models: list[str] | None = None
+
+    def _resolve(self) -> AgentConfig | None:
+        with self._lock:
+            if self._config is not None:
+                return self._config
+            try:
+                self._config = complete_config(resolve_config(self._env, self._file_values))
+                self._problem = None
+            except ConfigError as exc:
+                self._problem = str(exc)
+                logger.warning("no usable model provider: %s", exc)
+            return self._config
+
+    def configured(self) -> bool:
+        """Whether an endpoint and a model are known (may probe loopback servers once)."""
+        return self._resolve() is not None
+
+    @property
+    def problem(self) -> str | None:
+        """Why no provider is usable, after :meth:`configured` returned False."""
+        return self._problem
+
+    def reset(self) -> None:
+        """Forget the resolved configuration (after ``--setup`` or ``logout``)."""
+        with self._lock:
+            self._config, self._problem, self._models = None, None, None
+
+    @property
+    def provider(self) -> str:
+        config = self._resolve()
+        return config.provider if config else "none"
+
+    def available_models(self) -> list[str]:
+        """Models the endpoint lists (cached; empty when it cannot be asked)."""
+        config = self._resolve()
+        if config is None or config.base_url is None:
+            return []
+        with self._lock:
+            if self._models is None:
+                try:
+                    self._models = list_models(config.base_url, config.api_key, timeout=5.0)
+                except ModelError as exc:
+                    logger.info("cannot list models of %s: %s", config.base_url, exc.message)
+                    self._models = []
+            return list(self._models)
+
+    def create(self, session_id: str, cwd: str, model: str | None) -> SyncAgent:
+        config = self._resolve()
+        if config is None:
+            raise ConfigError(self._problem or "no model provider configured")
+        if model:
+            config = dataclasses.replace(config, model=model)
+        return DefaultAgent(config)
+
+
+def hermes_available() -> bool:
+    """Whether the Hermes agent (``run_agent.AIAgent``) is importable here."""
+    return (
+        importlib.util.find_spec("run_agent") is not None
+        and importlib.util.find_spec("hermes_cli") is not None
+    )

@@ -1,0 +1,67 @@
+"""Approval policy for the ACP backend: which edits and commands need the user, what to offer,
+how to read the answer and what to remember.
+
+Pure policy and data: the permission requests themselves are sent by the backend.
+"""
+
+from acpwire.approval.memory import (
+    ApprovalMemory,
+    ApprovalStore,
+    CommandVerdict,
+    PersistentDecision,
+    RecordScope,
+    StoredApproval,
+    command_key,
+)
+from acpwire.approval.messages import Subject, refusal_message, remembered_deny_message
+from acpwire.approval.permissions import (
+    ALLOWING,
+    TIMED_OUT,
+    Decision,
+    OptionId,
+    build_command_options,
+    build_edit_options,
+    interpret_outcome,
+    is_allowed,
+    to_seam_answer,
+)
+from acpwire.approval.policy import (
+    MODE_POLICIES,
+    EditBatchDecision,
+    EditDecision,
+    EditPolicy,
+    decide_edit,
+    decide_edits,
+    is_sensitive,
+    policy_for_mode,
+)
+
+__all__ = [
+    "ALLOWING",
+    "MODE_POLICIES",
+    "TIMED_OUT",
+    "ApprovalMemory",
+    "ApprovalStore",
+    "CommandVerdict",
+    "Decision",
+    "EditBatchDecision",
+    "EditDecision",
+    "EditPolicy",
+    "OptionId",
+    "PersistentDecision",
+    "RecordScope",
+    "StoredApproval",
+    "Subject",
+    "build_command_options",
+    "build_edit_options",
+    "command_key",
+    "decide_edit",
+    "decide_edits",
+    "interpret_outcome",
+    "is_allowed",
+    "is_sensitive",
+    "policy_for_mode",
+    "refusal_message",
+    "remembered_deny_message",
+    "to_seam_answer",
+]

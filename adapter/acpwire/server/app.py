@@ -1,0 +1,97 @@
+"""Assemble and run the backend: settings, database, agent factory, MCP host, connection.
+
+:func:`serve` runs one ACP connection over any byte stream pair (stdio for editors, an
+in-memory pair in tests) until the client closes it, then stops every session's work
+and MCP servers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import anyio
+from acp_v1.peers import ClientPeer
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+from acpwire.agents import DefaultAgentFactory
+from acpwire.config import Settings
+from acpwire.link import AgentConnection
+from acpwire.mcp import McpServerHost
+from acpwire.store import SessionStore, StoreError, open_session_store
+
+from .backend import AcpBackend
+from .manager import SessionManager
+from .turns import ModelFactory
+
+logger = logging.getLogger(__name__)
+
+
+def open_store(settings: Settings) -> tuple[SessionStore, str | None]:
+    """The session database, or an in-memory one plus the reason when the file is unusable.
+
+    A corrupt or locked file is left untouched for inspection; sessions then live only
+    as long as the process, and the editor is told so.
+    """
+    try:
+        settings.home.mkdir(parents=True, exist_ok=True)
+        return open_session_store(settings.db_path), None
+    except (StoreError, OSError) as exc:
+        problem = f"the session database {settings.db_path} cannot be used ({exc})"
+        logger.error("%s; sessions will not be saved in this run", problem)
+        return SessionStore(":memory:"), problem
+
+
+@dataclass(slots=True)
+class Runtime:
+    """What outlives a connection: the session manager and the agent factory."""
+
+    settings: Settings
+    manager: SessionManager
+    factory: ModelFactory
+
+    @classmethod
+    def create(cls, settings: Settings, factory: ModelFactory | None = None) -> Runtime:
+        store, problem = open_store(settings)
+        factory = factory or DefaultAgentFactory(settings.file_values)
+        return cls(settings, SessionManager(store, factory, store_problem=problem), factory)
+
+    def close(self) -> None:
+        self.manager.cleanup()
+        self.manager.store.close()
+
+
+async def serve(
+    runtime: Runtime,
+    receive: ByteReceiveStream,
+    send: ByteSendStream,
+    *,
+    unstable: bool = True,
+    on_ready: Callable[[AgentConnection[AcpBackend]], None] | None = None,
+) -> None:
+    """Serve one ACP client until it closes the stream."""
+    mcp = McpServerHost()
+
+    def make_backend(client: ClientPeer) -> AcpBackend:
+        return AcpBackend(
+            client,
+            manager=runtime.manager,
+            factory=runtime.factory,
+            settings=runtime.settings,
+            mcp=mcp,
+            unstable=unstable,
+        )
+
+    link = AgentConnection(make_backend, receive, send, unstable=unstable)
+    if on_ready is not None:
+        on_ready(link)
+    try:
+        async with mcp:
+            await link.serve()
+    finally:
+        with anyio.CancelScope(shield=True):
+            for state in runtime.manager.open_sessions():
+                await link.handler.turns.stop(state, reason="connection closed")
+            await mcp.shutdown()
+        logger.info("connection closed")

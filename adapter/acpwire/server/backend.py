@@ -1,0 +1,305 @@
+"""The ACP agent the editor talks to: every agent-side method, on the generated types.
+
+Session methods validate their input (absolute cwd, known session, known mode or config
+value) and answer a clear JSON-RPC error otherwise: ``-32002`` for an unknown session,
+``-32602`` for bad values, ``-32000`` when no model provider is configured. Blocking
+work (agent construction, the database) runs in worker threads. Prompt turns are the
+job of :class:`~acpwire.server.turns.TurnRunner`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+from acp_v1 import models as m
+from acp_v1.peers import ClientPeer
+
+from acpwire.config import Settings
+from acpwire.endpoint import after_answer
+from acpwire.paths import require_absolute_cwd
+from acpwire.probe import ConnectionProbe
+from acpwire.provenance import provenance_meta
+from acpwire.render.replay import replay_updates
+from acpwire.rpc import auth_required, internal_error, invalid_params, resource_not_found
+from acpwire.store import StoreError
+
+from . import lifecycle, options
+from .manager import SessionManager
+from .mcp import McpHost
+from .notify import Notifier
+from .state import SessionState
+from .turns import ModelFactory, TurnRunner
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+LIST_PAGE = 50
+
+
+class AcpBackend:
+    """Implements ``acp_v1.interfaces.Agent`` for one client connection."""
+
+    def __init__(
+        self,
+        client: ClientPeer,
+        *,
+        manager: SessionManager,
+        factory: ModelFactory,
+        settings: Settings,
+        mcp: McpHost,
+        unstable: bool = True,
+    ) -> None:
+        self.client = client
+        self.manager = manager
+        self.factory = factory
+        self.settings = settings
+        self.mcp = mcp
+        self.unstable = unstable
+        self.probe: ConnectionProbe | None = None
+        self.logged_out = False
+        self.notifier = Notifier(client)
+        self.limiter = anyio.CapacityLimiter(settings.workers)
+        self.turns = TurnRunner(self)
+
+    # -- helpers ---------------------------------------------------------------------
+
+    async def blocking(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run blocking work (database, agent construction) in a worker thread."""
+        try:
+            return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+        except StoreError as exc:
+            logger.error("session database error: %s", exc)
+            raise internal_error(f"Session database error: {exc}") from exc
+
+    async def session(self, session_id: str) -> SessionState:
+        """The open or stored session, or ``-32002``."""
+        state = self.manager.peek(session_id) or await self.blocking(self.manager.get, session_id)
+        if state is None:
+            hint = (
+                f" (sessions are not persisted: {self.manager.store_problem})"
+                if self.manager.store_problem
+                else ""
+            )
+            raise resource_not_found(f"Session {session_id!r} not found{hint}")
+        return state
+
+    def _cwd(self, raw: str) -> str:
+        try:
+            return require_absolute_cwd(raw)
+        except ValueError as exc:
+            raise invalid_params(str(exc)) from exc
+
+    def _require_provider(self) -> None:
+        if self.logged_out:
+            raise auth_required("Logged out: authenticate again to start sessions.")
+
+    async def _check_provider(self) -> None:
+        self._require_provider()
+        if not await self.blocking(self.factory.configured):
+            raise auth_required(lifecycle.no_provider_message(self.factory.problem))
+
+    async def _setup_extras(self, state: SessionState, servers: list[m.McpServer]) -> None:
+        """MCP servers for the session; failures become a note to the user, not an error."""
+        failures = await self.mcp.start(state, servers)
+        if failures:
+            text = "\n".join(
+                f"MCP server {name!r} failed to start: {why}" for name, why in failures
+            )
+            after_answer(lambda: self._notice(state, text))
+
+    async def _notice(self, state: SessionState, text: str) -> None:
+        await self.notifier.message(state.id, text)
+
+    def _meta(self, state: SessionState) -> dict[str, Any] | None:
+        internal = state.record.internal_id
+        if internal is None:
+            return None
+        return provenance_meta(self.manager.store, state.id, internal)  # type: ignore[return-value]
+
+    async def _session_setup(
+        self, state: SessionState
+    ) -> tuple[m.SessionModeState, list[m.SessionConfigOption]]:
+        models = await self.blocking(self.factory.available_models)
+        return options.mode_state(state), options.config_options(state, models)
+
+    def _after_setup(self, state: SessionState) -> None:
+        """Commands, usage and title go out once the client knows the session."""
+
+        async def send() -> None:
+            await self.turns.advertise(state)
+
+        after_answer(send)
+
+    # -- initialize / auth -----------------------------------------------------------
+
+    async def initialize(self, params: m.InitializeRequest) -> m.InitializeResponse:
+        self.probe = ConnectionProbe.from_initialize(params, unstable_opt_in=self.unstable)
+        self.notifier.probe = self.probe
+        logger.info("client %s: %s", self.probe.client_name or "(unnamed)", self.probe.describe())
+        configured = await self.blocking(self.factory.configured)
+        return lifecycle.initialize_response(
+            params,
+            unstable=self.unstable,
+            provider=self.factory.provider if configured else None,
+            mcp_http=self.mcp.supports_http,
+            mcp_sse=self.mcp.supports_sse,
+        )
+
+    async def authenticate(self, params: m.AuthenticateRequest) -> m.AuthenticateResponse:
+        self.factory.reset()
+        configured = await self.blocking(self.factory.configured)
+        lifecycle.check_auth_method(
+            params.method_id,
+            provider=self.factory.provider if configured else None,
+            configured=configured,
+            problem=self.factory.problem,
+        )
+        self.logged_out = False
+        return m.AuthenticateResponse()
+
+    async def logout(self, params: m.LogoutRequest) -> m.LogoutResponse:
+        self.logged_out = True
+        self.factory.reset()
+        return m.LogoutResponse()
+
+    # -- sessions --------------------------------------------------------------------
+
+    async def session_new(self, params: m.NewSessionRequest) -> m.NewSessionResponse:
+        cwd = self._cwd(params.cwd)
+        await self._check_provider()
+        state = await self.blocking(self.manager.create, cwd)
+        await self._setup_extras(state, params.mcp_servers or [])
+        modes, config = await self._session_setup(state)
+        self._after_setup(state)
+        if self.manager.store_problem:
+            problem = self.manager.store_problem
+            after_answer(lambda: self._notice(state, f"Sessions are not being saved: {problem}"))
+        return m.NewSessionResponse(
+            session_id=state.id, modes=modes, config_options=config, meta=self._meta(state)
+        )
+
+    async def _reopen(
+        self, session_id: str, raw_cwd: str, servers: list[m.McpServer]
+    ) -> SessionState:
+        cwd = self._cwd(raw_cwd)
+        self._require_provider()
+        state = await self.session(session_id)
+        if cwd != state.cwd:
+            await self.blocking(lambda: self.manager.update(state, cwd=cwd))
+        await self.mcp.stop(state)
+        await self._setup_extras(state, servers)
+        return state
+
+    async def session_load(self, params: m.LoadSessionRequest) -> m.LoadSessionResponse:
+        state = await self._reopen(params.session_id, params.cwd, params.mcp_servers or [])
+        for update in replay_updates(state.history, cwd=state.cwd):
+            await self.notifier.update(state.id, update)
+        modes, config = await self._session_setup(state)
+        self._after_setup(state)
+        return m.LoadSessionResponse(modes=modes, config_options=config, meta=self._meta(state))
+
+    async def session_resume(self, params: m.ResumeSessionRequest) -> m.ResumeSessionResponse:
+        state = await self._reopen(params.session_id, params.cwd, params.mcp_servers or [])
+        modes, config = await self._session_setup(state)
+        self._after_setup(state)
+        return m.ResumeSessionResponse(modes=modes, config_options=config, meta=self._meta(state))
+
+    async def session_fork(self, params: m.ForkSessionRequest) -> m.ForkSessionResponse:
+        cwd = self._cwd(params.cwd)
+        await self._check_provider()
+        await self.session(params.session_id)
+        state = await self.blocking(self.manager.fork, params.session_id, cwd)
+        if state is None:
+            raise resource_not_found(f"Session {params.session_id!r} not found")
+        await self._setup_extras(state, params.mcp_servers or [])
+        modes, config = await self._session_setup(state)
+        self._after_setup(state)
+        return m.ForkSessionResponse(
+            session_id=state.id, modes=modes, config_options=config, meta=self._meta(state)
+        )
+
+    async def session_list(self, params: m.ListSessionsRequest) -> m.ListSessionsResponse:
+        cwd = self._cwd(params.cwd) if params.cwd else None
+        try:
+            records, cursor = await self.blocking(
+                self.manager.list_sessions, cwd, params.cursor, LIST_PAGE
+            )
+        except ValueError as exc:
+            raise invalid_params(str(exc)) from exc
+        return m.ListSessionsResponse(
+            sessions=[
+                m.SessionInfo(
+                    session_id=r.id,
+                    cwd=r.cwd,
+                    title=r.title or None,
+                    updated_at=r.updated_at.isoformat(),
+                )
+                for r in records
+            ],
+            next_cursor=cursor,
+        )
+
+    async def session_close(self, params: m.CloseSessionRequest) -> m.CloseSessionResponse:
+        state = await self.session(params.session_id)
+        await self.turns.stop(state, reason="session closed")
+        await self.mcp.stop(state)
+        await self.blocking(self.manager.close, state.id)
+        return m.CloseSessionResponse()
+
+    async def session_delete(self, params: m.DeleteSessionRequest) -> m.DeleteSessionResponse:
+        state = await self.session(params.session_id)
+        await self.turns.stop(state, reason="session deleted")
+        await self.mcp.stop(state)
+        await self.blocking(self.manager.delete, state.id)
+        return m.DeleteSessionResponse()
+
+    async def session_set_mode(self, params: m.SetSessionModeRequest) -> m.SetSessionModeResponse:
+        state = await self.session(params.session_id)
+        mode = options.check_mode(params.mode_id)
+        await self._apply(state, options.Change(options.MODE, mode))
+        return m.SetSessionModeResponse()
+
+    async def session_set_config_option(
+        self, params: m.SetSessionConfigOptionRequest
+    ) -> m.SetSessionConfigOptionResponse:
+        state = await self.session(params.session_id)
+        models = await self.blocking(self.factory.available_models)
+        change = options.parse_change(params, models, state.agent.model)
+        await self._apply(state, change)
+        return m.SetSessionConfigOptionResponse(
+            config_options=options.config_options(state, models)
+        )
+
+    async def _apply(self, state: SessionState, change: options.Change) -> None:
+        """Apply and persist a setting; tell the client what changed."""
+        if change.config_id == options.MODE:
+            await self.blocking(lambda: self.manager.update(state, mode=change.value))
+            await self.notifier.update(
+                state.id, m.SessionUpdateCurrentModeUpdate(current_mode_id=change.value)
+            )
+        elif change.config_id == options.MODEL:
+            state.agent.set_model(change.value)
+            await self.blocking(lambda: self.manager.update(state, model=change.value))
+        else:
+            state.reasoning_effort = change.value
+            stored = dict(state.record.config_options, reasoning_effort=change.value)
+            await self.blocking(lambda: self.manager.update(state, config_options=stored))
+        await self.turns.send_config(state)
+
+    # -- prompt turns ----------------------------------------------------------------
+
+    async def session_prompt(self, params: m.PromptRequest) -> m.PromptResponse:
+        state = await self.session(params.session_id)
+        return await self.turns.prompt(state, params)
+
+    async def session_cancel(self, params: m.CancelNotification) -> None:
+        state = self.manager.peek(params.session_id)
+        if state is None:
+            logger.info("cancel for session %s, which is not open: ignored", params.session_id)
+            return
+        self.turns.cancel(state)
+
+
+AwaitableFactory = Callable[[], Awaitable[None]]

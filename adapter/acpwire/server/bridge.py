@@ -1,0 +1,234 @@
+"""The turn bridge: the agent's worker-thread callbacks become ordered ``session/update``s.
+
+The agent thread never waits for the editor to read an update: callbacks put items on an
+unbounded queue (``call_soon_threadsafe``) and return. One pump task on the event loop
+sends them in order. Text and thought deltas that pile up while the client is slow are
+coalesced into one chunk (joined, never reordered or dropped). Calls that need an answer
+(approvals, reading a file through the editor) travel through the same queue, so they
+reach the client after every update that preceded them; the agent thread blocks on a
+future for the answer.
+
+Every tool call started in the turn gets a terminal ``tool_call_update``: the agent's own
+end event, or, for calls still open when the turn ends, a ``failed`` one from
+:meth:`TurnBridge.close_open_calls`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+from acp_v1 import models as m
+
+from acpwire.agent.seam import (
+    ApprovalAnswer,
+    CommandProposal,
+    EditProposal,
+    PlanItem,
+    ToolEnd,
+    ToolStart,
+)
+from acpwire.render import end_update, plan_update, start_update, text_content
+
+logger = logging.getLogger(__name__)
+
+_TEXT, _THOUGHT = "text", "thought"
+
+
+class TurnServices(Protocol):
+    """Loop-side services one turn needs (implemented by the backend per session)."""
+
+    async def send(self, update: Any) -> None: ...
+    async def approve_edits(
+        self, call_id: str, proposals: list[EditProposal]
+    ) -> tuple[bool, str | None]: ...
+    async def approve_command(
+        self, call_id: str | None, proposal: CommandProposal
+    ) -> tuple[ApprovalAnswer, str | None]: ...
+    async def read_file(self, path: str) -> str | None: ...
+    async def write_file(self, path: str, content: str) -> bool: ...
+    async def rotated(self, new_id: str, reason: str) -> None: ...
+
+
+@dataclass(slots=True)
+class _Call:
+    run: Callable[[], Awaitable[Any]]
+    future: concurrent.futures.Future[Any]
+
+
+_END = object()
+
+
+class TurnBridge:
+    """``TurnHooks`` for one turn of one session."""
+
+    def __init__(self, services: TurnServices, *, cwd: str, call_timeout: float) -> None:
+        self._services = services
+        self._cwd = cwd
+        self._call_timeout = call_timeout
+        self._loop = asyncio.get_running_loop()
+        self._send, self._receive = anyio.create_memory_object_stream[Any](float("inf"))
+        self._open: dict[str, ToolStart] = {}
+        self._proposals: dict[str, list[EditProposal]] = {}
+        self._notes: dict[str, str] = {}
+        self._local = threading.local()
+        self._closed = False
+
+    # -- thread side -----------------------------------------------------------------
+
+    def _put(self, item: object) -> None:
+        if not self._closed:
+            self._loop.call_soon_threadsafe(self._send.send_nowait, item)
+
+    def _ask(
+        self, run: Callable[[], Awaitable[Any]], default: Any, timeout: float | None = None
+    ) -> Any:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._put(_Call(run, future))
+        try:
+            return future.result(timeout=timeout or self._call_timeout)
+        except Exception as exc:  # timeouts and client failures answer the safe default
+            logger.warning("turn bridge call failed (%s); using %r", exc, default)
+            future.cancel()
+            return default
+
+    def on_text_delta(self, text: str) -> None:
+        if text:
+            self._put((_TEXT, text))
+
+    def on_thought_delta(self, text: str) -> None:
+        if text:
+            self._put((_THOUGHT, text))
+
+    def on_tool_start(self, start: ToolStart) -> None:
+        self._open[start.call_id] = start
+        self._local.call_id = start.call_id
+        self._put(("start", start))
+
+    def on_tool_end(self, end: ToolEnd) -> None:
+        if self._open.pop(end.call_id, None) is None:
+            logger.warning("tool end for %s without a start", end.call_id)
+        self._put(("end", end))
+
+    def on_plan(self, items: list[PlanItem]) -> None:
+        self._put(("update", plan_update(items)))
+
+    def on_internal_session_id(self, new_id: str, reason: str) -> None:
+        self._put(
+            _Call(lambda: self._services.rotated(new_id, reason), concurrent.futures.Future())
+        )
+
+    def approve_command(self, proposal: CommandProposal) -> ApprovalAnswer:
+        call_id = getattr(self._local, "call_id", None)
+        answer, note = self._ask(
+            lambda: self._services.approve_command(call_id, proposal),
+            ("deny", "approval failed"),
+            None,
+        )
+        if note and call_id:
+            self._notes[call_id] = note
+        return answer  # type: ignore[no-any-return]
+
+    def approve_edits(self, call_id: str, proposals: list[EditProposal]) -> bool:
+        self._proposals[call_id] = proposals
+        approved, note = self._ask(
+            lambda: self._services.approve_edits(call_id, proposals),
+            (False, "approval failed"),
+            None,
+        )
+        if note:
+            self._notes[call_id] = note
+        return bool(approved)
+
+    def read_text_file(self, path: str) -> str | None:
+        result = self._ask(lambda: self._services.read_file(path), None)
+        return result if isinstance(result, str) else None
+
+    def write_text_file(self, path: str, content: str) -> bool:
+        return bool(self._ask(lambda: self._services.write_file(path, content), False))
+
+    # -- loop side -------------------------------------------------------------------
+
+    def close_open_calls(self, reason: str) -> None:
+        """Queue a failed completion for every call the agent left open (turn end)."""
+        for call_id, start in list(self._open.items()):
+            self._open.pop(call_id, None)
+            self._send.send_nowait(
+                ("end", ToolEnd(call_id, start.name, start.args, reason, failed=True))
+            )
+
+    async def finish(self) -> None:
+        """Stop accepting items; :meth:`pump` returns once everything queued is sent."""
+        self._send.send_nowait(_END)
+
+    async def pump(self) -> None:
+        """Send queued items in order until :meth:`finish`."""
+        pending: object | None = None
+        while True:
+            item = pending if pending is not None else await self._receive.receive()
+            pending = None
+            if item is _END:
+                self._closed = True
+                return
+            if isinstance(item, tuple) and item[0] in (_TEXT, _THOUGHT):
+                kind, parts = item[0], [item[1]]
+                while True:  # coalesce what is already waiting, in order
+                    try:
+                        nxt = self._receive.receive_nowait()
+                    except anyio.WouldBlock:
+                        break
+                    if isinstance(nxt, tuple) and nxt[0] == kind:
+                        parts.append(nxt[1])
+                    else:
+                        pending = nxt
+                        break
+                block = m.ContentBlockText(text="".join(parts))
+                update: Any = (
+                    m.SessionUpdateAgentMessageChunk(content=block)
+                    if kind == _TEXT
+                    else m.SessionUpdateAgentThoughtChunk(content=block)
+                )
+                await self._deliver(update)
+            elif isinstance(item, _Call):
+                await self._run_call(item)
+            else:
+                await self._deliver(self._render(item))
+
+    async def _run_call(self, call: _Call) -> None:
+        try:
+            result = await call.run()
+        except Exception as exc:
+            logger.exception("turn bridge call failed")
+            if not call.future.done():
+                call.future.set_exception(exc)
+            return
+        if not call.future.done():
+            call.future.set_result(result)
+
+    def _render(self, item: Any) -> Any:
+        kind, payload = item
+        if kind == "start":
+            return start_update(payload, cwd=self._cwd)
+        if kind == "end":
+            end: ToolEnd = payload
+            note = self._notes.pop(end.call_id, None)
+            update = end_update(
+                end, cwd=self._cwd, proposals=self._proposals.pop(end.call_id, None)
+            )
+            if note:
+                update.content = [text_content(note), *(update.content or [])]
+                update.status = "failed"
+            return update
+        return payload
+
+    async def _deliver(self, update: Any) -> None:
+        try:
+            await self._services.send(update)
+        except Exception:
+            logger.exception("could not send a session/update")

@@ -1,0 +1,170 @@
+"""Slash commands handled by the backend itself, and the list advertised to the editor.
+
+A prompt that is only text and starts with ``/`` is looked up here. A known command
+answers with one message (or asks for a prompt to be run, for ``/steer`` and ``/queue``
+on an idle session); an unknown ``/x`` goes to the model unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import anyio
+from acp_v1 import models as m
+
+from acpwire import __version__
+
+from .services import approval_memory
+from .state import QueuedPrompt, SessionState
+
+if TYPE_CHECKING:
+    from .turns import TurnRunner
+
+
+@dataclass(frozen=True, slots=True)
+class RunPrompt:
+    """Run ``text`` as an ordinary prompt."""
+
+    text: str
+
+
+COMMANDS: dict[str, tuple[str, str | None]] = {
+    "help": ("List available commands", None),
+    "model": ("Show the current model, or switch models", "model name to switch to"),
+    "tools": ("List available tools with descriptions", None),
+    "context": ("Show conversation size and context usage", None),
+    "reset": ("Clear the conversation history", None),
+    "compact": ("Compress the conversation context (alias: /compress)", None),
+    "steer": ("Add guidance to the running turn", "guidance for the active turn"),
+    "queue": ("Queue a prompt to run after the current turn", "prompt to run next"),
+    "approvals": ("List remembered approvals, or revoke one", "revoke <command>"),
+    "version": ("Show the acpwire version", None),
+}
+ALIASES = {"compress": "compact"}
+
+
+def advertised() -> list[m.AvailableCommand]:
+    return [
+        m.AvailableCommand(
+            name=name,
+            description=desc,
+            input=m.UnstructuredCommandInput(hint=hint) if hint else None,
+        )
+        for name, (desc, hint) in COMMANDS.items()
+    ]
+
+
+def _help() -> str:
+    lines = [f"  /{name:<10} {desc}" for name, (desc, _) in COMMANDS.items()]
+    return (
+        "Available commands:\n\n" + "\n".join(lines) + "\n\nOther /commands are sent to the model."
+    )
+
+
+async def handle(runner: TurnRunner, state: SessionState, text: str) -> str | RunPrompt | None:
+    """The reply to a slash command, a prompt to run instead, or None (send to the model)."""
+    head, _, rest = text[1:].partition(" ")
+    name = ALIASES.get(head.lower(), head.lower())
+    arg = rest.strip()
+    if name not in COMMANDS:
+        return None
+    backend = runner.backend
+    agent = state.agent
+    if name == "help":
+        return _help()
+    if name == "version":
+        return f"acpwire {__version__} (agent: {type(agent).__name__}, model {agent.model})"
+    if name == "model":
+        if not arg:
+            return f"Current model: {agent.model}\nProvider: {backend.factory.provider}"
+        agent.set_model(arg)
+        await anyio.to_thread.run_sync(lambda: backend.manager.update(state, model=arg))
+        await runner.send_config(state)
+        return f"Model switched to: {arg}"
+    if name == "tools":
+        tools = await anyio.to_thread.run_sync(agent.tool_descriptions)
+        lines = [f"  {n}: {d if len(d) <= 80 else d[:77] + '...'}" for n, d in tools]
+        return "Available tools:\n\n" + "\n".join(lines) if lines else "No tools available."
+    if name == "context":
+        return await _context(state)
+    if name == "reset":
+        if state.running:
+            return "A turn is running; cancel it before /reset."
+        await anyio.to_thread.run_sync(backend.manager.save_history, state, [])
+        return "Conversation history cleared."
+    if name == "compact":
+        return await _compact(runner, state)
+    if name == "steer":
+        return _steer(state, arg)
+    if name == "queue":
+        if not arg:
+            return "Usage: /queue <prompt>"
+        if not state.running:
+            return RunPrompt(arg)
+        state.queue.append(QueuedPrompt(arg, arg))
+        return f"Queued for the next turn. ({len(state.queue)} queued)"
+    return _approvals(runner, state, arg)
+
+
+async def _context(state: SessionState) -> str:
+    counts = Counter(str(msg.get("role", "?")) for msg in state.history)
+    used, size = await anyio.to_thread.run_sync(state.agent.context_usage, list(state.history))
+    pct = 100 * used / size if size else 0.0
+    threshold = int(size * 0.8)
+    roles = ", ".join(f"{role}: {n}" for role, n in sorted(counts.items())) or "empty"
+    due = " (due now)" if size and used >= threshold else ""
+    return (
+        f"Messages: {len(state.history)} ({roles})\nModel: {state.agent.model}\n"
+        f"Context usage: ~{used} / {size} tokens ({pct:.0f}%)\nCompression threshold: ~{threshold} tokens{due}"
+    )
+
+
+async def _compact(runner: TurnRunner, state: SessionState) -> str:
+    if state.running:
+        return "A turn is running; /compact works between turns."
+    before_msgs = len(state.history)
+    before_used, _ = await anyio.to_thread.run_sync(state.agent.context_usage, list(state.history))
+    before_id = state.agent.internal_session_id
+    compressed = await anyio.to_thread.run_sync(
+        lambda: state.agent.compress(list(state.history), force=True)
+    )
+    await anyio.to_thread.run_sync(runner.backend.manager.save_history, state, compressed)
+    after_id = state.agent.internal_session_id
+    if after_id != before_id:
+        from .services import SessionServices
+
+        await SessionServices(runner.backend, state).rotated(after_id, "compression")
+    after_used, _ = await anyio.to_thread.run_sync(state.agent.context_usage, list(compressed))
+    return f"Context compressed: {before_msgs} -> {len(compressed)} messages\n~{before_used} -> ~{after_used} tokens"
+
+
+def _steer(state: SessionState, arg: str) -> str | RunPrompt:
+    if not arg:
+        return "Usage: /steer <guidance>"
+    if state.running:
+        if state.agent.steer(arg):
+            return f"Steer queued for the active turn: {arg[:80]}"
+        state.queue.append(QueuedPrompt(arg, arg))
+        return f"The turn is finishing; queued for the next turn. ({len(state.queue)} queued)"
+    if state.interrupted_prompt:
+        interrupted, state.interrupted_prompt = state.interrupted_prompt, ""
+        return RunPrompt(f"{interrupted}\n\nUser correction/guidance after interrupt: {arg}")
+    return RunPrompt(arg)
+
+
+def _approvals(runner: TurnRunner, state: SessionState, arg: str) -> str:
+    memory = approval_memory(runner.backend, state)
+    if arg.startswith("revoke"):
+        key = arg.removeprefix("revoke").strip()
+        if not key:
+            return "Usage: /approvals revoke <command>"
+        if memory.revoke(state.cwd, key):
+            return f"Revoked the remembered decision for: {key}"
+        return f"No remembered decision for: {key}"
+    stored = memory.list_persistent(state.cwd)
+    lines = [f"  {d.decision:<5} {d.key}" for d in stored]
+    session = "yes" if memory.edits_allowed_for_session else "no"
+    body = "\n".join(lines) if lines else "  (none)"
+    return f"Remembered command decisions for {state.cwd}:\n{body}\nEdits allowed for this session: {session}"

@@ -1,0 +1,118 @@
+"""``initialize``, ``authenticate`` and ``logout``: what the backend advertises and how a
+client gets past "no model provider configured".
+
+Capabilities are advertised from what is implemented, nothing more: session load, list,
+resume, close and delete; fork only on connections that opted into unstable methods;
+images and embedded context in prompts (not audio); stdio MCP servers (which every
+agent must accept) and the HTTP/SSE transports the MCP layer implements.
+"""
+
+from __future__ import annotations
+
+from acp_v1 import models as m
+from acp_v1.methods import PROTOCOL_VERSION
+
+from acpwire import __version__
+from acpwire.attachments import PROMPT_CAPABILITIES
+from acpwire.rpc import auth_required, invalid_params
+
+SETUP_METHOD_ID = "acpwire-setup"
+
+
+def negotiate(requested: int) -> int:
+    """The version to answer: the client's when we speak it, else the latest we speak.
+    Only version 1 exists for us, so that is always 1 (a client that cannot speak 1
+    closes the connection, as the protocol says)."""
+    return PROTOCOL_VERSION if requested != PROTOCOL_VERSION else requested
+
+
+def agent_capabilities(*, unstable: bool, mcp_http: bool, mcp_sse: bool) -> m.AgentCapabilities:
+    sessions = m.SessionCapabilities(
+        list=m.SessionListCapabilities(),
+        resume=m.SessionResumeCapabilities(),
+        close=m.SessionCloseCapabilities(),
+        delete=m.SessionDeleteCapabilities(),
+        fork=m.SessionForkCapabilities() if unstable else None,
+    )
+    return m.AgentCapabilities(
+        load_session=True,
+        prompt_capabilities=m.PromptCapabilities(
+            image=PROMPT_CAPABILITIES["image"],
+            audio=PROMPT_CAPABILITIES["audio"],
+            embedded_context=PROMPT_CAPABILITIES["embeddedContext"],
+        ),
+        mcp_capabilities=m.McpCapabilities(http=mcp_http, sse=mcp_sse),
+        session_capabilities=sessions,
+        auth=m.AgentAuthCapabilities(logout=m.LogoutCapabilities()),
+    )
+
+
+def auth_methods(*, terminal_auth: bool, provider: str | None) -> list[m.AuthMethod]:
+    """The setup method (a terminal method when the client can run one) and, when a
+    provider is configured, a method that confirms its credentials."""
+    methods: list[m.AuthMethod] = []
+    description = "Configure the model provider (endpoint, key, model) for acpwire."
+    if terminal_auth:
+        methods.append(
+            m.AuthMethodTerminal(
+                id=SETUP_METHOD_ID,
+                name="Configure acpwire",
+                description=description,
+                args=["--setup"],
+            )
+        )
+    else:
+        methods.append(
+            m.AuthMethodAgent(
+                id=SETUP_METHOD_ID,
+                name="Configure acpwire",
+                description=description + " Run `acpwire --setup` in a terminal.",
+            )
+        )
+    if provider:
+        methods.append(
+            m.AuthMethodAgent(
+                id=provider,
+                name=f"{provider} credentials",
+                description="Use the configured provider.",
+            )
+        )
+    return methods
+
+
+def initialize_response(
+    params: m.InitializeRequest,
+    *,
+    unstable: bool,
+    provider: str | None,
+    mcp_http: bool,
+    mcp_sse: bool,
+) -> m.InitializeResponse:
+    caps = params.client_capabilities
+    terminal_auth = bool(caps and caps.auth and caps.auth.terminal)
+    return m.InitializeResponse(
+        protocol_version=negotiate(params.protocol_version),
+        agent_info=m.Implementation(name="acpwire", title="acpwire", version=__version__),
+        agent_capabilities=agent_capabilities(
+            unstable=unstable, mcp_http=mcp_http, mcp_sse=mcp_sse
+        ),
+        auth_methods=auth_methods(terminal_auth=terminal_auth, provider=provider),
+    )
+
+
+def check_auth_method(
+    method_id: str, *, provider: str | None, configured: bool, problem: str | None
+) -> None:
+    """Accept a known method when a provider is usable; otherwise say exactly what is wrong."""
+    known = {SETUP_METHOD_ID} | ({provider} if provider else set())
+    if method_id.lower() not in {k.lower() for k in known}:
+        raise invalid_params(
+            f"unknown authentication method {method_id!r}; known: {', '.join(sorted(known))}"
+        )
+    if not configured:
+        raise auth_required(no_provider_message(problem))
+
+
+def no_provider_message(problem: str | None) -> str:
+    detail = f" ({problem})" if problem else ""
+    return f"No model provider configured{detail}. Run `acpwire --setup`, or set OPENAI_BASE_URL and ACPWIRE_MODEL."

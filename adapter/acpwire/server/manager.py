@@ -1,0 +1,169 @@
+"""The session manager: open sessions in memory, backed by the SQLite store.
+
+Thread-safe (called from the event loop through worker threads, since agent creation
+and database access block). Any method naming a session that is not in memory restores
+it from the database, rebuilding its agent; an id known to neither is ``None``, never a
+silently created session.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from typing import Protocol
+
+from acpwire.agent.seam import Message, SyncAgent
+from acpwire.store import UNSET, SessionRecord, SessionStore, Unset
+
+from .state import DEFAULT_MODE, SessionState
+
+logger = logging.getLogger(__name__)
+
+
+class AgentFactory(Protocol):
+    """Builds the agent behind a session (the embedded default agent, Hermes, a test agent)."""
+
+    def create(self, session_id: str, cwd: str, model: str | None) -> SyncAgent: ...
+
+
+class SessionManager:
+    """Create, get, fork, list, update and remove sessions."""
+
+    def __init__(
+        self, store: SessionStore, factory: AgentFactory, *, store_problem: str | None = None
+    ):
+        self.store = store
+        self.factory = factory
+        self.store_problem = store_problem
+        """Why sessions are not being persisted (the database could not be opened), or None."""
+        self._open: dict[str, SessionState] = {}
+        self._lock = threading.RLock()
+
+    def _register(
+        self, record: SessionRecord, agent: SyncAgent, history: list[Message]
+    ) -> SessionState:
+        state = SessionState(record=record, agent=agent, history=history)
+        state.reasoning_effort = str(record.config_options.get("reasoning_effort", "default"))
+        with self._lock:
+            self._open[record.id] = state
+        return state
+
+    def _record_lineage(
+        self, record: SessionRecord, agent: SyncAgent, parent: str | None, reason: str
+    ) -> SessionRecord:
+        internal = agent.internal_session_id
+        if self.store.get_internal_session(internal) is None:
+            self.store.record_internal_session(internal, record.id, parent, reason)
+        return self.store.update_session(record.id, internal_id=internal, touch=False)
+
+    def create(self, cwd: str, model: str | None = None) -> SessionState:
+        session_id = str(uuid.uuid4())
+        agent = self.factory.create(session_id, cwd, model)
+        record = self.store.create_session(
+            SessionRecord(id=session_id, cwd=cwd, model=agent.model, mode=DEFAULT_MODE)
+        )
+        record = self._record_lineage(record, agent, None, "new")
+        logger.info("created session %s in %s (model %s)", session_id, cwd, agent.model)
+        return self._register(record, agent, [])
+
+    def peek(self, session_id: str) -> SessionState | None:
+        """The session if it is open in memory (no database access)."""
+        with self._lock:
+            return self._open.get(session_id)
+
+    def get(self, session_id: str) -> SessionState | None:
+        """The open session, restored from the database when needed."""
+        with self._lock:
+            state = self._open.get(session_id)
+            if state is not None:
+                return state
+            record = self.store.get_session(session_id)
+            if record is None:
+                return None
+            history = self.store.live_history(session_id)
+            agent = self.factory.create(session_id, record.cwd, record.model)
+            if record.internal_id is None:
+                record = self._record_lineage(record, agent, None, "restored")
+            logger.info(
+                "restored session %s from the database (%d messages)", session_id, len(history)
+            )
+            return self._register(record, agent, history)
+
+    def fork(self, source_id: str, cwd: str) -> SessionState | None:
+        source = self.get(source_id)
+        if source is None:
+            return None
+        new_id = str(uuid.uuid4())
+        self.store.replace_live_history(source_id, source.history)
+        record = self.store.fork_session(source_id, new_id, cwd)
+        agent = self.factory.create(new_id, cwd, record.model)
+        record = self._record_lineage(record, agent, source.record.internal_id, "fork")
+        return self._register(record, agent, self.store.live_history(new_id))
+
+    def update(
+        self,
+        state: SessionState,
+        *,
+        cwd: str | Unset = UNSET,
+        title: str | Unset = UNSET,
+        title_is_explicit: bool | Unset = UNSET,
+        model: str | Unset = UNSET,
+        mode: str | Unset = UNSET,
+        config_options: dict[str, object] | Unset = UNSET,
+    ) -> None:
+        """Persist changed settings and keep the in-memory record in step."""
+        state.record = self.store.update_session(
+            state.id,
+            cwd=cwd,
+            title=title,
+            title_is_explicit=title_is_explicit,
+            model=model,
+            mode=mode,
+            config_options=config_options,
+        )
+
+    def append_messages(self, state: SessionState, messages: list[Message]) -> None:
+        self.store.append_messages(state.id, messages)
+
+    def save_history(self, state: SessionState, history: list[Message]) -> None:
+        """Replace the live history (rows that dropped out are archived, never deleted)."""
+        state.history = history
+        self.store.replace_live_history(state.id, history)
+        self.store.update_session(state.id)
+
+    def rotate_internal(self, state: SessionState, new_id: str, reason: str) -> str | None:
+        """Record that the agent's internal id moved; returns the previous one."""
+        previous = state.record.internal_id
+        if previous == new_id:
+            return previous
+        if self.store.get_internal_session(new_id) is None:
+            self.store.record_internal_session(new_id, state.id, previous, reason)
+        state.record = self.store.update_session(state.id, internal_id=new_id, touch=False)
+        return previous
+
+    def list_sessions(
+        self, cwd: str | None, cursor: str | None, limit: int
+    ) -> tuple[list[SessionRecord], str | None]:
+        return self.store.list_sessions(cwd=cwd, cursor=cursor, limit=limit)
+
+    def close(self, session_id: str) -> SessionState | None:
+        """Forget an open session (it stays in the database); returns it if it was open."""
+        with self._lock:
+            state = self._open.pop(session_id, None)
+        if state is not None:
+            state.agent.close()
+        return state
+
+    def delete(self, session_id: str) -> bool:
+        self.close(session_id)
+        return self.store.delete_session(session_id)
+
+    def open_sessions(self) -> list[SessionState]:
+        with self._lock:
+            return list(self._open.values())
+
+    def cleanup(self) -> None:
+        """Close every open session (at shutdown)."""
+        for state in self.open_sessions():
+            self.close(state.id)

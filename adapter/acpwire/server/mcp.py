@@ -1,0 +1,31 @@
+"""The seam between the backend and per-session MCP servers (see :mod:`acpwire.mcp`)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from acp_v1 import models as m
+
+from .state import SessionState
+
+
+class McpHost(Protocol):
+    """Starts and stops the MCP servers a client asks for in session setup."""
+
+    @property
+    def supports_http(self) -> bool: ...
+    @property
+    def supports_sse(self) -> bool: ...
+
+    async def start(self, state: SessionState, servers: list[m.McpServer]) -> list[tuple[str, str]]:
+        """Connect the servers and offer their tools to the session's agent.
+
+        Returns ``(server name, reason)`` for each server that failed; the session works
+        without them."""
+        ...
+
+    async def stop(self, state: SessionState) -> None:
+        """Stop the session's servers (close, delete, reload, shutdown)."""
+        ...
+
+    async def shutdown(self) -> None: ...

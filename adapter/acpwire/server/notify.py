@@ -1,0 +1,50 @@
+"""Sending ``session/update`` notifications, only those the client can understand.
+
+Every update goes through the connection's capability probe: a variant the client
+cannot know (newer than its protocol knowledge, unstable, absent from the bindings) is
+not sent, because SDK-based clients drop the whole notification or fail on it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from acp_v1 import models as m
+from acp_v1.peers import ClientPeer
+
+from acpwire.probe import ConnectionProbe
+
+logger = logging.getLogger(__name__)
+
+
+class Notifier:
+    """Sends typed session updates to one client."""
+
+    def __init__(self, client: ClientPeer, probe: ConnectionProbe | None = None) -> None:
+        self.client = client
+        self.probe = probe
+
+    def allows(self, tag: str) -> bool:
+        return self.probe is None or self.probe.can_send_update(tag)
+
+    async def update(self, session_id: str, update: Any) -> bool:
+        """Send one update; False when the client cannot understand its variant."""
+        tag = update.session_update
+        if not self.allows(tag):
+            logger.debug(
+                "not sending %s to %s: the client does not know it",
+                tag,
+                self.probe and self.probe.client_name,
+            )
+            return False
+        await self.client.session_update(
+            m.SessionNotification(session_id=session_id, update=update)
+        )
+        return True
+
+    async def message(self, session_id: str, text: str) -> bool:
+        """An agent message chunk (a whole short reply or a notice)."""
+        return await self.update(
+            session_id, m.SessionUpdateAgentMessageChunk(content=m.ContentBlockText(text=text))
+        )

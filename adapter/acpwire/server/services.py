@@ -1,0 +1,183 @@
+"""What a running turn asks of the editor: approvals, files, and provenance updates.
+
+Approvals go through ``session/request_permission`` with the diff (one per file) or the
+command, a configurable timeout, and the capability probe's idea of which option kinds
+the client understands. Nothing is ever approved by default: a timeout, a cancelled
+outcome, an option that was not offered or a failure to reach the client all refuse,
+each with its own message for the model. File reads and writes go through the editor
+when it advertises ``fs`` (so unsaved buffers are seen), else the agent uses the disk.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from acp_v1 import models as m
+
+from acpwire.agent.seam import ApprovalAnswer, CommandProposal, EditProposal
+from acpwire.approval.memory import ApprovalMemory
+from acpwire.approval.messages import refusal_message, remembered_deny_message
+from acpwire.approval.permissions import (
+    TIMED_OUT,
+    Decision,
+    build_command_options,
+    build_edit_options,
+    interpret_outcome,
+    is_allowed,
+    to_seam_answer,
+)
+from acpwire.approval.policy import decide_edits
+from acpwire.provenance import provenance_meta
+from acpwire.render import diff_content, text_content
+
+from .state import SessionState
+
+if TYPE_CHECKING:
+    from .backend import AcpBackend
+
+logger = logging.getLogger(__name__)
+MEMORY_KEY = "approvals"
+
+
+def approval_memory(backend: AcpBackend, state: SessionState) -> ApprovalMemory:
+    """The session's approval memory (session grants + the workspace's persistent ones)."""
+    memory = state.extra.get(MEMORY_KEY)
+    if not isinstance(memory, ApprovalMemory):
+        memory = state.extra[MEMORY_KEY] = ApprovalMemory(backend.manager.store)
+    return memory
+
+
+class SessionServices:
+    """The loop-side services of one session's turns (see ``TurnServices``)."""
+
+    def __init__(self, backend: AcpBackend, state: SessionState) -> None:
+        self.backend = backend
+        self.state = state
+        self.memory = approval_memory(backend, state)
+
+    async def send(self, update: Any) -> None:
+        await self.backend.notifier.update(self.state.id, update)
+
+    async def _ask(
+        self, tool_call: m.ToolCallUpdate, options: list[m.PermissionOption]
+    ) -> Decision:
+        timeout = self.backend.settings.approval_timeout_s
+        request = m.RequestPermissionRequest(
+            session_id=self.state.id, tool_call=tool_call, options=options
+        )
+        outcome: object
+        try:
+            with anyio.fail_after(timeout):
+                outcome = await self.backend.client.session_request_permission(request)
+        except TimeoutError:
+            outcome = TIMED_OUT
+        except Exception as exc:  # the client failed or rejected the request
+            outcome = exc
+        decision = interpret_outcome(outcome, {o.option_id for o in options})
+        if decision == "cancelled" and not self.state.cancel_requested:
+            logger.info("permission request dismissed by the client (cancelled outcome): denied")
+        return decision
+
+    async def approve_edits(
+        self, call_id: str, proposals: list[EditProposal]
+    ) -> tuple[bool, str | None]:
+        policy = self.memory.edit_policy(self.state.edit_policy)  # type: ignore[arg-type]
+        batch = await anyio.to_thread.run_sync(
+            lambda: decide_edits(
+                proposals,
+                cwd=self.state.cwd,
+                policy=policy,
+                extra_sensitive=self.backend.settings.sensitive_paths,
+            )
+        )
+        diffs: list[m.ToolCallContent] = [diff_content(p, p.path) for p in proposals]
+        if batch.auto_approve:
+            logger.info("edit %s approved without asking: %s", call_id, batch.reason)
+            await self.send(
+                m.SessionUpdateToolCallUpdate(
+                    tool_call_id=call_id, status="in_progress", content=diffs
+                )
+            )
+            return True, None
+        paths = ", ".join(p.path for p in proposals)
+        tool_call = m.ToolCallUpdate(
+            tool_call_id=call_id,
+            title=f"Approve edit: {paths}",
+            kind="edit",
+            status="pending",
+            content=diffs,
+        )
+        decision = await self._ask(tool_call, build_edit_options())
+        self.memory.record_edit(decision)
+        if is_allowed(decision):
+            return True, None
+        timeout = self.backend.settings.approval_timeout_s
+        return False, refusal_message(decision, subject="edit", timeout_s=timeout)
+
+    async def approve_command(
+        self, call_id: str | None, proposal: CommandProposal
+    ) -> tuple[ApprovalAnswer, str | None]:
+        workspace = self.state.cwd
+        remembered = self.memory.check_command(workspace, proposal.command)
+        if remembered == "allow":
+            return "session", None
+        if remembered == "deny":
+            return "deny", remembered_deny_message("command")
+        probe = self.backend.probe
+        kinds = (
+            set(probe.permission_option_kinds())
+            if probe
+            else {"allow_once", "allow_always", "reject_once"}
+        )
+        options = build_command_options(kinds, allow_permanent=proposal.allow_permanent)
+        tool_call = m.ToolCallUpdate(
+            tool_call_id=call_id or f"perm-{self.state.id[:8]}",
+            title=f"{proposal.reason}: {proposal.command}"[:200],
+            kind="execute",
+            status="pending",
+            content=[text_content(f"{proposal.reason}\n$ {proposal.command}")],
+            raw_input={"command": proposal.command, "reason": proposal.reason},
+        )
+        decision = await self._ask(tool_call, options)
+        self.memory.record(workspace, proposal.command, decision)
+        if is_allowed(decision):
+            return to_seam_answer(decision), None
+        timeout = self.backend.settings.approval_timeout_s
+        return "deny", refusal_message(decision, subject="command", timeout_s=timeout)
+
+    async def read_file(self, path: str) -> str | None:
+        probe = self.backend.probe
+        if probe is None or not probe.can_read_files:
+            return None
+        try:
+            response = await self.backend.client.fs_read_text_file(
+                m.ReadTextFileRequest(session_id=self.state.id, path=path)
+            )
+        except Exception as exc:  # outside the project, unknown file...: use the disk
+            logger.debug("editor could not read %s (%s); reading the disk", path, exc)
+            return None
+        return response.content
+
+    async def write_file(self, path: str, content: str) -> bool:
+        probe = self.backend.probe
+        if probe is None or not probe.can_write_files:
+            return False
+        try:
+            await self.backend.client.fs_write_text_file(
+                m.WriteTextFileRequest(session_id=self.state.id, path=path, content=content)
+            )
+        except Exception as exc:
+            logger.info("editor could not write %s (%s); writing the disk", path, exc)
+            return False
+        return True
+
+    async def rotated(self, new_id: str, reason: str) -> None:
+        """The agent's internal id moved: record the lineage, tell the client."""
+        manager = self.backend.manager
+        previous = await anyio.to_thread.run_sync(
+            manager.rotate_internal, self.state, new_id, reason
+        )
+        meta = provenance_meta(manager.store, self.state.id, new_id, previous)
+        await self.backend.turns.send_info(self.state, meta=dict(meta) if meta else None)

@@ -1,0 +1,79 @@
+"""Runtime state of one open ACP session (what is not in the database).
+
+A :class:`SessionState` pairs the stored record with the live agent, the conversation
+history, the queue of prompts waiting for the running turn and the per-session approval
+grants. Its fields are only mutated on the event loop, except ``history`` which the turn
+runner replaces when a turn ends.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from acpwire.agent.seam import Message, SyncAgent
+from acpwire.store import SessionRecord
+
+DEFAULT_MODE = "default"
+MODES: dict[str, tuple[str, str]] = {
+    "default": ("Default", "Ask before every file edit and dangerous command."),
+    "accept_edits": (
+        "Accept Edits",
+        "Edit files in the workspace and the temp dir without asking; still asks for sensitive paths.",
+    ),
+    "dont_ask": (
+        "Don't Ask",
+        "Edit files anywhere in this session without asking; still asks for sensitive paths.",
+    ),
+}
+"""Session modes: id -> (name, description). They set the edit-approval policy."""
+
+EDIT_POLICY_BY_MODE = {"default": "ask", "accept_edits": "workspace", "dont_ask": "session"}
+
+
+@dataclass(slots=True)
+class QueuedPrompt:
+    """A prompt that arrived while a turn was running."""
+
+    content: str | list[dict[str, Any]]
+    display: str
+
+
+@dataclass(slots=True)
+class SessionState:
+    """One open session: its record, live agent and turn bookkeeping."""
+
+    record: SessionRecord
+    agent: SyncAgent
+    history: list[Message] = field(default_factory=list)
+    queue: deque[QueuedPrompt] = field(default_factory=deque)
+    running: bool = False
+    cancel_requested: bool = False
+    current_prompt: str = ""
+    interrupted_prompt: str = ""
+    reasoning_effort: str = "default"
+    turn_done: anyio.Event | None = None
+    """Set when the running turn (if any) has fully finished, thread included."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Per-session services attached by other parts (MCP clients, approval memory)."""
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def cwd(self) -> str:
+        return self.record.cwd
+
+    @property
+    def mode(self) -> str:
+        return self.record.mode or DEFAULT_MODE
+
+    @property
+    def edit_policy(self) -> str:
+        return EDIT_POLICY_BY_MODE.get(self.mode, "ask")

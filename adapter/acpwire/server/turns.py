@@ -1,0 +1,272 @@
+"""Prompt turns: queueing, steering, cancellation, and running the agent in a worker thread.
+
+A turn runs the synchronous agent in the backend's thread pool (its context variables are
+a copy per turn, so sessions sharing pool threads never see each other's). Updates flow
+through a :class:`~acpwire.server.bridge.TurnBridge` and are all sent before the
+``session/prompt`` answer. Rules, each fixing a defect of the Hermes adapter:
+
+* ``session/cancel`` interrupts the agent and the prompt answers ``cancelled`` promptly
+  (after a short grace period the worker is abandoned); a cancel while idle changes
+  nothing; a cancelled turn never goes on to run queued prompts;
+* ``running`` is reset in ``finally``, also when the request itself is cancelled;
+* a prompt arriving during a turn is queued and answered at once; after a normal turn
+  the queue runs inside the same request, each queued prompt echoed as a user message.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Protocol
+
+import anyio
+from acp_v1 import models as m
+
+from acpwire.agent.seam import SyncAgent, TurnResult
+from acpwire.attachments import PromptContent, prompt_to_model_content
+
+from . import commands, options
+from .bridge import TurnBridge
+from .manager import AgentFactory
+from .services import SessionServices
+from .state import QueuedPrompt, SessionState
+
+if TYPE_CHECKING:
+    from .backend import AcpBackend
+
+logger = logging.getLogger(__name__)
+
+CANCEL_GRACE_S = 3.0
+TITLE_CHARS = 80
+STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
+
+
+class ModelFactory(AgentFactory, Protocol):
+    """An agent factory that also knows the provider and its models."""
+
+    @property
+    def problem(self) -> str | None: ...
+    @property
+    def provider(self) -> str: ...
+    def configured(self) -> bool: ...
+    def available_models(self) -> list[str]: ...
+    def reset(self) -> None: ...
+
+
+class TurnRunner:
+    """Runs the prompt turns of every session of one connection."""
+
+    def __init__(self, backend: AcpBackend) -> None:
+        self.backend = backend
+
+    # -- notifications the backend sends around turns ------------------------------------
+
+    async def advertise(self, state: SessionState) -> None:
+        """Slash commands, context usage and title, sent after session setup."""
+        notifier = self.backend.notifier
+        await notifier.update(
+            state.id,
+            m.SessionUpdateAvailableCommandsUpdate(available_commands=commands.advertised()),
+        )
+        await self.send_usage(state)
+        if state.record.title:
+            await self.send_info(state)
+
+    async def send_usage(self, state: SessionState) -> None:
+        used, size = await anyio.to_thread.run_sync(state.agent.context_usage, list(state.history))
+        if size > 0:
+            await self.backend.notifier.update(
+                state.id, m.SessionUpdateUsageUpdate(used=used, size=size)
+            )
+
+    async def send_info(self, state: SessionState, meta: dict[str, Any] | None = None) -> None:
+        update = m.SessionUpdateSessionInfoUpdate(
+            title=state.record.title, updated_at=state.record.updated_at.isoformat(), meta=meta
+        )
+        await self.backend.notifier.update(state.id, update)
+
+    async def send_config(self, state: SessionState) -> None:
+        models = await anyio.to_thread.run_sync(self.backend.factory.available_models)
+        update = m.SessionUpdateConfigOptionUpdate(
+            config_options=options.config_options(state, models)
+        )
+        await self.backend.notifier.update(state.id, update)
+
+    # -- cancel / stop ------------------------------------------------------------------
+
+    def cancel(self, state: SessionState) -> None:
+        """``session/cancel``: a no-op when idle; otherwise interrupt and drop the queue."""
+        if not state.running:
+            logger.debug("cancel for idle session %s: nothing to do", state.id)
+            return
+        state.cancel_requested = True
+        state.interrupted_prompt = state.current_prompt
+        dropped = len(state.queue)
+        state.queue.clear()
+        if dropped:
+            logger.info("session %s: cancel dropped %d queued prompt(s)", state.id, dropped)
+        state.agent.interrupt()
+
+    async def stop(self, state: SessionState, *, reason: str) -> None:
+        """Cancel running work and wait (bounded) for the worker to finish."""
+        self.cancel(state)
+        if state.turn_done is not None:
+            with anyio.move_on_after(CANCEL_GRACE_S * 2):
+                await state.turn_done.wait()
+        logger.info("session %s stopped: %s", state.id, reason)
+
+    # -- prompts --------------------------------------------------------------------------
+
+    async def prompt(self, state: SessionState, params: m.PromptRequest) -> m.PromptResponse:
+        content = prompt_to_model_content(list(params.prompt), cwd=state.cwd, accepts_images=True)
+        text = content.display_text.strip()
+        if not text and not content.content:
+            return m.PromptResponse(stop_reason="end_turn")
+        text_only = isinstance(content.content, str)
+        if text_only and text.startswith("/"):
+            reply = await commands.handle(self, state, text)
+            if isinstance(reply, commands.RunPrompt):
+                content = PromptContent(content=reply.text, display_text=reply.text, notes=[])
+            elif reply is not None:
+                await self.backend.notifier.message(state.id, reply)
+                await self.send_usage(state)
+                return m.PromptResponse(stop_reason="end_turn")
+        queued = QueuedPrompt(content.content, content.display_text or "[attachment]")
+        if state.running:
+            state.queue.append(queued)
+            await self.backend.notifier.message(
+                state.id, f"Queued for the next turn. ({len(state.queue)} queued)"
+            )
+            return m.PromptResponse(stop_reason="end_turn")
+        return await self.run_turns(state, queued)
+
+    async def run_turns(self, state: SessionState, first: QueuedPrompt) -> m.PromptResponse:
+        stop, usage = await self._run_one(state, first)
+        while stop == "end_turn" and state.queue:
+            nxt = state.queue.popleft()
+            await self.backend.notifier.update(
+                state.id,
+                m.SessionUpdateUserMessageChunk(content=m.ContentBlockText(text=nxt.display)),
+            )
+            stop, usage = await self._run_one(state, nxt)
+        return m.PromptResponse(stop_reason=stop, usage=usage)
+
+    async def _run_one(
+        self, state: SessionState, prompt: QueuedPrompt
+    ) -> tuple[str, m.Usage | None]:
+        if state.turn_done is not None and not state.turn_done.is_set():
+            await state.turn_done.wait()  # an abandoned worker of this session still runs
+        backend = self.backend
+        state.running, state.cancel_requested = True, False
+        state.current_prompt = prompt.display
+        done = state.turn_done = anyio.Event()
+        services = SessionServices(backend, state)
+        bridge = TurnBridge(
+            services, cwd=state.cwd, call_timeout=backend.settings.approval_timeout_s + 30
+        )
+        result: TurnResult | None = None
+        before = state.agent.internal_session_id
+        try:
+            await self._start_turn(state, prompt)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(bridge.pump)
+                result = await self._call_agent(state, prompt, bridge, done)
+                bridge.close_open_calls("The turn ended before this tool call finished.")
+                await bridge.finish()
+        except anyio.get_cancelled_exc_class():
+            state.agent.interrupt()  # the prompt request itself was cancelled
+            raise
+        finally:
+            state.running = False
+            if done.is_set() or result is not None:
+                done.set()
+        return await self._finish(state, prompt, result, before)
+
+    async def _start_turn(self, state: SessionState, prompt: QueuedPrompt) -> None:
+        manager = self.backend.manager
+        user = {"role": "user", "content": prompt.content}
+        await anyio.to_thread.run_sync(manager.append_messages, state, [user])
+        if not state.record.title:
+            title = " ".join(prompt.display.split())[:TITLE_CHARS] or "New session"
+            await anyio.to_thread.run_sync(lambda: manager.update(state, title=title))
+            await self.send_info(state)
+
+    async def _call_agent(
+        self, state: SessionState, prompt: QueuedPrompt, bridge: TurnBridge, done: anyio.Event
+    ) -> TurnResult | None:
+        agent: SyncAgent = state.agent
+        history = list(state.history)
+
+        def work() -> TurnResult:
+            try:
+                return agent.run_turn(prompt.content, history, cwd=state.cwd, hooks=bridge)
+            finally:
+                backend_loop_set(done)
+
+        box: list[TurnResult] = []
+
+        async def run() -> None:
+            box.append(
+                await anyio.to_thread.run_sync(
+                    work, limiter=self.backend.limiter, abandon_on_cancel=True
+                )
+            )
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            while not box:
+                with anyio.move_on_after(0.05):
+                    await done.wait()
+                if state.cancel_requested and not box:
+                    with anyio.move_on_after(CANCEL_GRACE_S):
+                        await done.wait()
+                    if not done.is_set():
+                        logger.warning(
+                            "session %s: the agent ignored the cancel; abandoning its worker",
+                            state.id,
+                        )
+                        tg.cancel_scope.cancel()
+                        return None
+                if done.is_set():
+                    break
+        return box[0] if box else None
+
+    async def _finish(
+        self, state: SessionState, prompt: QueuedPrompt, result: TurnResult | None, before: str
+    ) -> tuple[str, m.Usage | None]:
+        backend = self.backend
+        cancelled = state.cancel_requested or result is None or result.stop == "cancelled"
+        if result is not None:
+            await anyio.to_thread.run_sync(backend.manager.save_history, state, result.messages)
+            after = state.agent.internal_session_id
+            if after != before and state.record.internal_id != after:
+                await SessionServices(backend, state).rotated(after, "compression")
+            if result.stop == "error":
+                await backend.notifier.message(
+                    state.id, f"Error: {result.error or 'the model request failed'}"
+                )
+            elif result.final_text and not result.streamed:
+                await backend.notifier.message(state.id, result.final_text)
+            if result.pending_steer and not cancelled:
+                state.queue.appendleft(QueuedPrompt(result.pending_steer, result.pending_steer))
+        await self.send_usage(state)
+        if cancelled:
+            return "cancelled", None
+        assert result is not None
+        stop = result.stop if result.stop in STOP_REASONS else "end_turn"
+        u = result.usage
+        usage = m.Usage(
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            thought_tokens=u.reasoning_tokens or None,
+            cached_read_tokens=u.cached_read_tokens or None,
+            total_tokens=u.total_tokens,
+        )
+        return stop, usage
+
+
+def backend_loop_set(event: anyio.Event) -> None:
+    """Set an anyio event from a worker thread."""
+    try:
+        anyio.from_thread.run_sync(event.set)
+    except RuntimeError:  # the loop is gone (shutdown)
+        pass
