@@ -50,6 +50,8 @@ def after_answer(callback: Callable[[], Awaitable[None]]) -> bool:
         return False
     ctx.after_answer.append(callback)
     return True
+
+
 _PROTOCOL_STUBS: Final = {"agent": interfaces.Agent, "client": interfaces.Client}
 
 

@@ -12,17 +12,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import anyio
-from acp_v1.peers import ClientPeer
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from acp_v1.peers import ClientPeer
 from acpwire.agents import DefaultAgentFactory
 from acpwire.config import Settings
 from acpwire.link import AgentConnection
-from acpwire.mcp import McpServerHost
 from acpwire.store import SessionStore, StoreError, open_session_store
 
 from .backend import AcpBackend
 from .manager import SessionManager
+from .mcp import McpHost
 from .turns import ModelFactory
 
 logger = logging.getLogger(__name__)
@@ -69,9 +69,13 @@ async def serve(
     *,
     unstable: bool = True,
     on_ready: Callable[[AgentConnection[AcpBackend]], None] | None = None,
+    mcp: McpHost | None = None,
 ) -> None:
     """Serve one ACP client until it closes the stream."""
-    mcp = McpServerHost()
+    if mcp is None:
+        from acpwire.mcp import McpServerHost
+
+        mcp = McpServerHost()
 
     def make_backend(client: ClientPeer) -> AcpBackend:
         return AcpBackend(

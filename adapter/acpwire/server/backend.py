@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
+
 from acp_v1 import models as m
 from acp_v1.peers import ClientPeer
-
 from acpwire.config import Settings
 from acpwire.endpoint import after_answer
 from acpwire.paths import require_absolute_cwd

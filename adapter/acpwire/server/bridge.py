@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
-from acp_v1 import models as m
 
+from acp_v1 import models as m
 from acpwire.agent.seam import (
     ApprovalAnswer,
     CommandProposal,

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
-from acp_v1 import models as m
 
+from acp_v1 import models as m
 from acpwire import __version__
 
 from .services import approval_memory

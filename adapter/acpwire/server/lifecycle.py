@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from acp_v1 import models as m
 from acp_v1.methods import PROTOCOL_VERSION
-
 from acpwire import __version__
 from acpwire.attachments import PROMPT_CAPABILITIES
 from acpwire.rpc import auth_required, invalid_params

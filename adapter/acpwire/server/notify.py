@@ -12,7 +12,6 @@ from typing import Any
 
 from acp_v1 import models as m
 from acp_v1.peers import ClientPeer
-
 from acpwire.probe import ConnectionProbe
 
 logger = logging.getLogger(__name__)

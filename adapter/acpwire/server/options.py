@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from acp_v1 import models as m
-
 from acpwire.rpc import invalid_params
 
 from .state import MODES, SessionState

@@ -14,8 +14,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from acp_v1 import models as m
 
+from acp_v1 import models as m
 from acpwire.agent.seam import ApprovalAnswer, CommandProposal, EditProposal
 from acpwire.approval.memory import ApprovalMemory
 from acpwire.approval.messages import refusal_message, remembered_deny_message

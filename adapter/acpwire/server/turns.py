@@ -19,8 +19,8 @@ import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
-from acp_v1 import models as m
 
+from acp_v1 import models as m
 from acpwire.agent.seam import SyncAgent, TurnResult
 from acpwire.attachments import PromptContent, prompt_to_model_content
 

@@ -1,0 +1,115 @@
+"""MCP tools as tools of the embedded agent, callable from its worker thread.
+
+The agent runs tools synchronously in a worker thread, while the MCP client session lives
+on the event loop. :class:`McpTool` bridges the two: it submits the call to the loop with
+:func:`asyncio.run_coroutine_threadsafe` and blocks the worker thread on the result,
+bounded by a timeout and released at once when the turn is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import mcp_types as types
+
+from acpwire.agent.cancel import CancelToken
+from acpwire.agent.tools.base import Tool, ToolContext, ToolOutcome, failure
+
+from .results import outcome_from_result
+
+Invoke = Callable[[str, dict[str, Any]], Coroutine[Any, Any, types.CallToolResult]]
+"""Calls one tool of a connected server by its MCP name (runs on the event loop)."""
+
+_BACKSTOP = 5.0
+"""Extra seconds the worker waits beyond the call timeout the loop side enforces."""
+
+
+@runtime_checkable
+class ToolSink(Protocol):
+    """The part of :class:`acpwire.agent.tools.base.ToolRegistry` the MCP host uses."""
+
+    def add(self, tool: Tool, *, replace: bool = False) -> None: ...
+    def remove(self, name: str) -> bool: ...
+    def names(self) -> list[str]: ...
+
+
+@runtime_checkable
+class HasToolRegistry(Protocol):
+    """An agent whose tools can be extended at runtime (the embedded ``DefaultAgent``)."""
+
+    @property
+    def tools(self) -> ToolSink: ...
+
+
+def registry_of(agent: object) -> ToolSink | None:
+    """The agent's tool registry, or None when MCP tools cannot be offered to it."""
+    if isinstance(agent, HasToolRegistry) and isinstance(agent.tools, ToolSink):
+        return agent.tools
+    return None
+
+
+def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class McpTool:
+    """One tool of one MCP server, registered on the agent under ``name``."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    server: str
+    remote_name: str
+    loop: asyncio.AbstractEventLoop
+    invoke: Invoke
+    timeout: float
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        return self.call(args, ctx.cancel)
+
+    def call(self, args: dict[str, Any], cancel: CancelToken | None = None) -> ToolOutcome:
+        """Call the tool from a worker thread and wait for its outcome.
+
+        Never call this on the event loop thread: it would wait for the loop it blocks.
+        """
+        where = f"MCP tool {self.remote_name!r} of server {self.server!r}"
+        if _on_loop_thread(self.loop):
+            return failure(f"{where} was called on the event loop thread; it must run in a worker")
+        if cancel is not None and cancel.cancelled:
+            return failure(f"{where} was not called: the turn was cancelled")
+        coroutine = self.invoke(self.remote_name, args)
+        try:
+            future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        except RuntimeError as exc:
+            coroutine.close()
+            return failure(f"{where} cannot run: {exc}")
+        unregister = cancel.on_cancel(future.cancel) if cancel is not None else None
+        try:
+            result = future.result(timeout=self.timeout + _BACKSTOP)
+        except concurrent.futures.CancelledError:
+            return failure(f"{where} was cancelled")
+        except TimeoutError:
+            future.cancel()
+            return failure(f"{where} timed out after {self.timeout:g} s")
+        except Exception as exc:
+            return failure(f"{where} failed: {describe_error(exc)}")
+        finally:
+            if unregister is not None:
+                unregister()
+        return outcome_from_result(result)
+
+
+def describe_error(exc: BaseException) -> str:
+    """A one-line account of ``exc``, looking inside exception groups."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(describe_error(inner) for inner in exc.exceptions)
+    text = str(exc) or type(exc).__name__
+    return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"
