@@ -15,6 +15,7 @@ through a :class:`~acpwire.server.bridge.TurnBridge` and are all sent before the
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -266,7 +267,5 @@ class TurnRunner:
 
 def backend_loop_set(event: anyio.Event) -> None:
     """Set an anyio event from a worker thread."""
-    try:
+    with contextlib.suppress(RuntimeError):  # the loop is gone (shutdown)
         anyio.from_thread.run_sync(event.set)
-    except RuntimeError:  # the loop is gone (shutdown)
-        pass
