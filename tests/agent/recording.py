@@ -92,6 +92,11 @@ class RecordingHooks:
     def read_text_file(self, path: str) -> str | None:
         return self.editor_buffers.get(path)
 
+    def run_command(
+        self, call_id: str, command: str, cwd: str, timeout: float
+    ) -> tuple[int, str] | None:
+        return None  # the agent's own local runner
+
     def write_text_file(self, path: str, content: str) -> bool:
         if self.editor_writes is None:
             return False

@@ -140,6 +140,13 @@ class TurnHooks(Protocol):
         """Write through the editor when it offers that; False = write to disk yourself."""
         ...
 
+    def run_command(
+        self, call_id: str, command: str, cwd: str, timeout: float
+    ) -> tuple[int, str] | None:
+        """Run a shell command in an editor terminal when it offers one (the tool call then
+        shows the live terminal): ``(exit code, output)``; None = run it locally."""
+        ...
+
 
 class SyncAgent(Protocol):
     """A synchronous agent that the backend drives one turn at a time per session."""

@@ -54,6 +54,9 @@ class TurnServices(Protocol):
     async def read_file(self, path: str) -> str | None: ...
     async def write_file(self, path: str, content: str) -> bool: ...
     async def rotated(self, new_id: str, reason: str) -> None: ...
+    async def run_command(
+        self, call_id: str, command: str, cwd: str, timeout: float
+    ) -> tuple[int, str] | None: ...
 
 
 @dataclass(slots=True)
@@ -152,6 +155,14 @@ class TurnBridge:
 
     def write_text_file(self, path: str, content: str) -> bool:
         return bool(self._ask(lambda: self._services.write_file(path, content), False))
+
+    def run_command(
+        self, call_id: str, command: str, cwd: str, timeout: float
+    ) -> tuple[int, str] | None:
+        result = self._ask(
+            lambda: self._services.run_command(call_id, command, cwd, timeout), None, timeout + 30
+        )
+        return result if isinstance(result, tuple) else None
 
     # -- loop side -------------------------------------------------------------------
 

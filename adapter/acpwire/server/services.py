@@ -33,6 +33,7 @@ from acpwire.provenance import provenance_meta
 from acpwire.render import diff_content, text_content
 
 from .state import SessionState
+from .terminals import run_in_client_terminal
 
 if TYPE_CHECKING:
     from .backend import AcpBackend
@@ -172,6 +173,15 @@ class SessionServices:
             logger.info("editor could not write %s (%s); writing the disk", path, exc)
             return False
         return True
+
+    async def run_command(
+        self, call_id: str, command: str, cwd: str, timeout: float
+    ) -> tuple[int, str] | None:
+        """Run in an editor terminal (when advertised); the tool call embeds it live."""
+        probe = self.backend.probe
+        if probe is None or not probe.can_use_terminal:
+            return None
+        return await run_in_client_terminal(self, call_id, command, cwd, timeout)
 
     async def rotated(self, new_id: str, reason: str) -> None:
         """The agent's internal id moved: record the lineage, tell the client."""

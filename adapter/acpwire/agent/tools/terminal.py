@@ -135,7 +135,11 @@ class TerminalTool:
                 return failure(BLOCKED, command=command, reason=reason)
         if not os.path.isdir(ctx.cwd):
             raise ToolArgError(f"working directory not found: {ctx.cwd}")
-        exit_code, output = ctx.runner.run(command, ctx.cwd, float(timeout), ctx.cancel)
+        remote = ctx.hooks.run_command(ctx.call_id, command, ctx.cwd, float(timeout))
+        if remote is not None:
+            exit_code, output = remote
+        else:
+            exit_code, output = ctx.runner.run(command, ctx.cwd, float(timeout), ctx.cancel)
         if ctx.cancel.cancelled:
             return failure("interrupted", output=output, exit_code=exit_code)
         payload = json.dumps({"output": output, "exit_code": exit_code}, ensure_ascii=False)

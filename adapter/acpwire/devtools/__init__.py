@@ -1,0 +1,2 @@
+"""Offline tools shipped with acpwire: the loopback model server used by the tests,
+the demo and the benchmarks."""

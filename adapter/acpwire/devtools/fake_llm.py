@@ -1,0 +1,397 @@
+"""A scripted, OpenAI-compatible chat-completions server on 127.0.0.1 for tests and demos.
+
+A real HTTP server (stdlib ``ThreadingHTTPServer`` in a thread) serving ``GET /v1/models``
+and ``POST /v1/chat/completions`` (SSE streaming and plain JSON). Replies come from, in
+order: the first matching *rule* (chosen by a substring of the last user message; used
+when many sessions prompt at once), the *script* queue, else an echo
+("You said: <last user text>"). Every chat request body is recorded.
+
+Python use::
+
+    with FakeLLM(script=[{"text": "hi"}]) as llm:
+        llm.base_url   # http://127.0.0.1:PORT/v1
+        llm.requests   # list of request bodies
+
+Script use (stdlib only, so it runs as a plain process)::
+
+    python -m acpwire.devtools.fake_llm --port 0 --script replies.json --ready-file url.txt
+
+A reply is a mapping with any of: ``text``, ``reasoning``, ``tool_calls`` (list of
+``{"id", "name", "arguments"}``; arguments may be an object or a raw, even malformed,
+string), ``finish_reason``, ``usage`` (``{"prompt_tokens", "completion_tokens"}``),
+``status`` plus ``body`` (an HTTP error), ``raw`` (a verbatim SSE body), ``chunks``
+(number of pieces text and arguments are streamed in), ``delay`` (seconds before each
+chunk) and ``initial_delay`` (seconds before the response headers). A rule adds
+``match`` (substring) and optionally ``times`` (how often it may fire). A script file
+holds a list of replies, or ``{"replies": [...], "rules": [...], "model": "..."}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+_REPLY_KEYS = frozenset(
+    {
+        "text",
+        "reasoning",
+        "tool_calls",
+        "finish_reason",
+        "usage",
+        "status",
+        "body",
+        "raw",
+        "chunks",
+        "delay",
+        "initial_delay",
+        "match",
+        "times",
+    }
+)
+
+
+@dataclass
+class Reply:
+    """One scripted model reply (see the module docstring for the fields)."""
+
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: dict[str, int] | None = None
+    status: int = 200
+    body: Any = None
+    raw: str | None = None
+    chunks: int = 3
+    delay: float = 0.0
+    initial_delay: float = 0.0
+    match: str | None = None
+    times: int | None = None
+
+    @classmethod
+    def coerce(cls, value: Reply | Mapping[str, Any]) -> Reply:
+        if isinstance(value, Reply):
+            return value
+        unknown = set(value) - _REPLY_KEYS
+        if unknown:
+            raise ValueError(f"unknown reply keys: {sorted(unknown)}")
+        return cls(**value)
+
+    def calls(self) -> list[tuple[str, str, str]]:
+        """(id, name, argument text) of each tool call."""
+        result = []
+        for index, call in enumerate(self.tool_calls):
+            arguments = call.get("arguments", {})
+            text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+            result.append((str(call.get("id", f"call_{index}")), str(call["name"]), text))
+        return result
+
+    def finish(self) -> str:
+        return self.finish_reason or ("tool_calls" if self.tool_calls else "stop")
+
+
+def _pieces(text: str, count: int) -> list[str]:
+    if not text:
+        return []
+    size = max(1, -(-len(text) // max(1, count)))
+    return [text[start : start + size] for start in range(0, len(text), size)]
+
+
+def last_user_text(messages: Iterable[Mapping[str, Any]]) -> str:
+    text = ""
+    for message in messages:
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            text = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+        else:
+            text = str(content or "")
+    return text
+
+
+class FakeLLM:
+    """The server; use as a context manager or call :meth:`start` / :meth:`stop`."""
+
+    def __init__(
+        self,
+        script: Iterable[Reply | Mapping[str, Any]] = (),
+        *,
+        rules: Iterable[Reply | Mapping[str, Any]] = (),
+        model: str = "fake-model",
+        models: Iterable[str] | None = None,
+        port: int = 0,
+    ) -> None:
+        self.model = model
+        self.models = list(models) if models is not None else [model]
+        self._script: deque[Reply] = deque(Reply.coerce(reply) for reply in script)
+        self._rules: list[Reply] = [Reply.coerce(rule) for rule in rules]
+        self._requests: list[dict[str, Any]] = []
+        self._cond = threading.Condition()
+        self._closing = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        with self._cond:
+            return list(self._requests)
+
+    def push(self, reply: Reply | Mapping[str, Any]) -> None:
+        with self._cond:
+            self._script.append(Reply.coerce(reply))
+
+    def add_rule(self, rule: Reply | Mapping[str, Any]) -> None:
+        with self._cond:
+            self._rules.append(Reply.coerce(rule))
+
+    def pending(self) -> int:
+        """Scripted replies not served yet."""
+        with self._cond:
+            return len(self._script)
+
+    def wait_for_requests(self, count: int, timeout: float = 5.0) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: len(self._requests) >= count, timeout)
+
+    def start(self) -> FakeLLM:
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="fake-llm", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._closing.set()
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def serve_forever(self) -> None:
+        """Serve in the calling thread until interrupted (the script entry point)."""
+        try:
+            self._server.serve_forever()
+        finally:
+            self._server.server_close()
+
+    def __enter__(self) -> FakeLLM:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _next_reply(self, body: Mapping[str, Any]) -> Reply:
+        user_text = last_user_text(body.get("messages") or [])
+        with self._cond:
+            self._requests.append(dict(body))
+            self._cond.notify_all()
+            for rule in self._rules:
+                if rule.match is not None and rule.match in user_text and rule.times != 0:
+                    if rule.times is not None:
+                        rule.times -= 1
+                    return rule
+            if self._script:
+                return self._script.popleft()
+        return Reply(text=f"You said: {user_text}")
+
+    def _sleep(self, seconds: float) -> bool:
+        """Wait ``seconds`` unless the server is closing; False when closing."""
+        return seconds <= 0 or not self._closing.wait(seconds)
+
+    def stream_events(self, reply: Reply, include_usage: bool) -> Iterator[dict[str, Any]]:
+        """The ``chat.completion.chunk`` objects of a streamed reply."""
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion.chunk",
+                "model": self.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+
+        yield chunk({"role": "assistant", "content": ""})
+        for piece in _pieces(reply.reasoning, reply.chunks):
+            yield chunk({"reasoning_content": piece})
+        for piece in _pieces(reply.text, reply.chunks):
+            yield chunk({"content": piece})
+        for index, (call_id, name, arguments) in enumerate(reply.calls()):
+            head = {"index": index, "id": call_id, "type": "function"}
+            yield chunk({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]})
+            for piece in _pieces(arguments, reply.chunks):
+                yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+        last = chunk({}, reply.finish())
+        if reply.usage is not None and not include_usage:
+            last["usage"] = _usage(reply.usage)
+        yield last
+        if reply.usage is not None and include_usage:
+            yield {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion.chunk",
+                "choices": [],
+                "usage": _usage(reply.usage),
+            }
+
+    def completion(self, reply: Reply) -> dict[str, Any]:
+        """The ``chat.completion`` object of a non-streamed reply."""
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if reply.reasoning:
+            message["reasoning_content"] = reply.reasoning
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
+                for call_id, name, args in reply.calls()
+            ]
+        result: dict[str, Any] = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "model": self.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish()}],
+        }
+        if reply.usage is not None:
+            result["usage"] = _usage(reply.usage)
+        return result
+
+
+def _usage(raw: Mapping[str, int]) -> dict[str, int]:
+    prompt, completion = int(raw.get("prompt_tokens", 0)), int(raw.get("completion_tokens", 0))
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def _handler_for(llm: FakeLLM) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            log.debug("fake-llm: " + format, *args)
+
+        def _send_json(self, status: int, payload: object) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/") in ("/v1/models", "/models"):
+                data = [
+                    {"id": name, "object": "model", "owned_by": "fake-llm"} for name in llm.models
+                ]
+                self._send_json(200, {"object": "list", "data": data})
+            else:
+                self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+        def do_POST(self) -> None:
+            if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+                self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            length = int(self.headers.get("Content-Length", "0"))
+            try:
+                body = json.loads(self.rfile.read(length) or b"{}")
+            except json.JSONDecodeError:
+                self._send_json(400, {"error": {"message": "request body is not JSON"}})
+                return
+            reply = llm._next_reply(body)
+            if not llm._sleep(reply.initial_delay):
+                return
+            try:
+                self._answer(body, reply)
+            except (BrokenPipeError, ConnectionResetError):
+                log.debug("fake-llm: client went away")
+
+        def _answer(self, body: Mapping[str, Any], reply: Reply) -> None:
+            if reply.status >= 400:
+                error = (
+                    reply.body
+                    if reply.body is not None
+                    else {
+                        "error": {
+                            "message": f"scripted HTTP {reply.status}",
+                            "type": "server_error",
+                        }
+                    }
+                )
+                self._send_json(reply.status, error)
+                return
+            if not body.get("stream"):
+                self._send_json(200, llm.completion(reply))
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.end_headers()
+            if reply.raw is not None:
+                self.wfile.write(reply.raw.encode())
+                return
+            options = body.get("stream_options") or {}
+            for event in llm.stream_events(reply, bool(options.get("include_usage"))):
+                if not llm._sleep(reply.delay):
+                    return
+                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+
+    return Handler
+
+
+def load_script(path: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
+    """(replies, rules, model) from a script file."""
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    if isinstance(data, list):
+        return data, [], None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a script is a list of replies or an object")
+    return list(data.get("replies", [])), list(data.get("rules", [])), data.get("model")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Scripted OpenAI-compatible test server")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--script", help="JSON file with replies (and rules)")
+    parser.add_argument("--model", default=None)
+    parser.add_argument("--ready-file", help="write the base URL here once listening")
+    options = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    replies, rules, model = load_script(options.script) if options.script else ([], [], None)
+    llm = FakeLLM(
+        replies, rules=rules, model=options.model or model or "fake-model", port=options.port
+    )
+    if options.ready_file:
+        # Written whole, then renamed, so a waiting process never reads half a URL.
+        temporary = options.ready_file + ".tmp"
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(llm.base_url + "\n")
+        os.replace(temporary, options.ready_file)
+    log.info("fake LLM listening on %s", llm.base_url)
+    try:
+        llm.serve_forever()
+    except KeyboardInterrupt:
+        log.info("fake LLM stopped")
+
+
+if __name__ == "__main__":
+    main()

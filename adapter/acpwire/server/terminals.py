@@ -1,0 +1,96 @@
+"""Shell commands in the editor's own terminal (``terminal/*``), embedded in the tool call.
+
+Used only when the client advertises ``terminal``. The command runs through ``bash -c`` in
+the session cwd; the tool call shows the live terminal; a turn cancel or the tool timeout
+kills it; the terminal is always released. Any failure of the client falls back to the
+agent's local runner (None), so a command is never lost.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import anyio
+
+from acp_v1 import models as m
+from acpwire.render import terminal_content
+
+if TYPE_CHECKING:
+    from .services import SessionServices
+
+logger = logging.getLogger(__name__)
+OUTPUT_LIMIT = 64 * 1024
+TIMEOUT_EXIT = 124
+POLL_S = 0.2
+
+
+async def run_in_client_terminal(
+    services: SessionServices, call_id: str, command: str, cwd: str, timeout: float
+) -> tuple[int, str] | None:
+    client = services.backend.client
+    sid = services.state.id
+    try:
+        created = await client.terminal_create(
+            m.CreateTerminalRequest(
+                session_id=sid,
+                command="bash",
+                args=["-c", command],
+                cwd=cwd,
+                output_byte_limit=OUTPUT_LIMIT,
+            )
+        )
+    except Exception as exc:
+        logger.info("editor terminal unavailable (%s); running locally", exc)
+        return None
+    terminal_id = created.terminal_id
+    note = ""
+    try:
+        await services.send(
+            m.SessionUpdateToolCallUpdate(
+                tool_call_id=call_id, status="in_progress", content=[terminal_content(terminal_id)]
+            )
+        )
+        exit_code: int | None = None
+        with anyio.move_on_after(timeout) as deadline:
+            async with anyio.create_task_group() as tg:
+
+                async def wait() -> None:
+                    nonlocal exit_code
+                    done = await client.terminal_wait_for_exit(
+                        m.WaitForTerminalExitRequest(session_id=sid, terminal_id=terminal_id)
+                    )
+                    exit_code = done.exit_code if done.exit_code is not None else 1
+                    tg.cancel_scope.cancel()
+
+                async def watch_cancel() -> None:
+                    while not services.state.cancel_requested:
+                        await anyio.sleep(POLL_S)
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(wait)
+                tg.start_soon(watch_cancel)
+        if exit_code is None:
+            note = "\n[command interrupted]" if services.state.cancel_requested else ""
+            if deadline.cancelled_caught:
+                note = f"\n[command timed out after {timeout:g}s and was killed]"
+            await client.terminal_kill(
+                m.KillTerminalRequest(session_id=sid, terminal_id=terminal_id)
+            )
+        output = await client.terminal_output(
+            m.TerminalOutputRequest(session_id=sid, terminal_id=terminal_id)
+        )
+        truncated = "\n[output truncated by the editor]" if output.truncated else ""
+        code = exit_code if exit_code is not None else TIMEOUT_EXIT
+        return code, output.output + truncated + note
+    except Exception as exc:
+        logger.warning("editor terminal %s failed: %s", terminal_id, exc)
+        return 1, f"[the editor terminal failed: {exc}]"
+    finally:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+            try:
+                await client.terminal_release(
+                    m.ReleaseTerminalRequest(session_id=sid, terminal_id=terminal_id)
+                )
+            except Exception as exc:
+                logger.debug("releasing terminal %s failed: %s", terminal_id, exc)
