@@ -1,0 +1,12 @@
+"""The ACP registry manifest (``agent.json``): how an editor's registry launches acpwire."""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from typing import Any
+
+
+def manifest() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(files(__package__).joinpath("agent.json").read_text(encoding="utf-8"))
+    return data
