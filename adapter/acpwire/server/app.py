@@ -8,13 +8,15 @@ and MCP servers.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from acp_v1.peers import ClientPeer
+from acpwire import hermes
 from acpwire.agents import DefaultAgentFactory
 from acpwire.config import Settings
 from acpwire.link import AgentConnection
@@ -43,6 +45,17 @@ def open_store(settings: Settings) -> tuple[SessionStore, str | None]:
         return SessionStore(":memory:"), problem
 
 
+def choose_factory(settings: Settings, env: Mapping[str, str] | None = None) -> ModelFactory:
+    """``ACPWIRE_AGENT`` = ``hermes``, ``default`` or ``auto`` (Hermes when it is installed)."""
+    choice = (env if env is not None else os.environ).get("ACPWIRE_AGENT", "auto").strip().lower()
+    if choice not in ("auto", "hermes", "default"):
+        raise ValueError(f"ACPWIRE_AGENT must be auto, hermes or default, got {choice!r}")
+    if choice == "hermes" or (choice == "auto" and hermes.available()):
+        logger.info("serving the Hermes agent")
+        return hermes.HermesAgentFactory()
+    return DefaultAgentFactory(settings.file_values)
+
+
 @dataclass(slots=True)
 class Runtime:
     """What outlives a connection: the session manager and the agent factory."""
@@ -54,7 +67,7 @@ class Runtime:
     @classmethod
     def create(cls, settings: Settings, factory: ModelFactory | None = None) -> Runtime:
         store, problem = open_store(settings)
-        factory = factory or DefaultAgentFactory(settings.file_values)
+        factory = factory or choose_factory(settings)
         return cls(settings, SessionManager(store, factory, store_problem=problem), factory)
 
     def close(self) -> None:
