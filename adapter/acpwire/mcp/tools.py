@@ -91,7 +91,12 @@ class McpTool:
         except RuntimeError as exc:
             coroutine.close()
             return failure(f"{where} cannot run: {exc}")
-        unregister = cancel.on_cancel(future.cancel) if cancel is not None else None
+
+        def abandon() -> None:
+            # Thread-safe: the loop-side task is cancelled with call_soon_threadsafe.
+            future.cancel()
+
+        unregister = cancel.on_cancel(abandon) if cancel is not None else None
         try:
             result = future.result(timeout=self.timeout + _BACKSTOP)
         except concurrent.futures.CancelledError:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, Self
 
 from acp_v1 import models as m
 
@@ -10,7 +10,11 @@ from .state import SessionState
 
 
 class McpHost(Protocol):
-    """Starts and stops the MCP servers a client asks for in session setup."""
+    """Starts and stops the MCP servers a client asks for in session setup.
+
+    The implementation is :class:`acpwire.mcp.McpServerHost`, an async context manager
+    entered once per client connection (``async with McpServerHost() as host``) whose
+    exit stops every server."""
 
     @property
     def supports_http(self) -> bool: ...
@@ -29,3 +33,9 @@ class McpHost(Protocol):
         ...
 
     async def shutdown(self) -> None: ...
+
+    async def __aenter__(self) -> Self:
+        """Enter once per connection; leaving stops every server."""
+        ...
+
+    async def __aexit__(self, *exc: object) -> bool | None: ...

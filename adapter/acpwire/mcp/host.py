@@ -1,0 +1,263 @@
+"""The per-session MCP servers of one ACP connection (implements ``McpHost``).
+
+How the backend uses it: enter one host per client connection and hand it to the backend;
+leaving the block stops every server::
+
+    async with McpServerHost() as host:
+        backend = AcpBackend(client, ..., mcp=host)
+        ...serve the connection...
+
+Inside, the host owns an anyio task group; every server gets a task in it that keeps the
+SDK's transport and client session open (:mod:`acpwire.mcp.connection`). ``start``
+launches the servers of a session concurrently, each bounded by ``start_timeout``, and
+registers their tools on the session agent's tool registry as ``<server>__<tool>``
+(:mod:`acpwire.mcp.naming`); ``stop`` unregisters them and closes the connections (the
+stdio children are gone when it returns); ``shutdown`` does that for every session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import anyio.abc
+import mcp_types as types
+
+from acp_v1 import models as m
+from acpwire.server.state import SessionState
+
+from .connection import ServerConnection
+from .naming import allocate_names
+from .tools import McpTool, ToolSink, registry_of
+from .transports import UnsupportedServer, opener_for, transport_kind
+
+logger = logging.getLogger(__name__)
+
+EXTRA_KEY = "mcp"
+"""Key of the session's :class:`SessionServers` in ``SessionState.extra``."""
+
+NO_REGISTRY = "this agent has no tool registry, so MCP tools cannot be offered to it"
+
+
+@dataclass(eq=False)
+class SessionServers:
+    """The MCP servers of one session and the tool names registered for them."""
+
+    registry: ToolSink
+    connections: list[ServerConnection] = field(default_factory=list)
+    tool_names: list[str] = field(default_factory=list)
+
+
+def _parameters(tool: types.Tool) -> dict[str, Any] | None:
+    """The tool's input schema as an object schema, or None when it is not one."""
+    schema = dict(tool.input_schema)
+    kind = schema.setdefault("type", "object")
+    if kind != "object":
+        return None
+    schema.setdefault("properties", {})
+    return schema
+
+
+def _description(server: str, tool: types.Tool) -> str:
+    origin = f"(tool {tool.name!r} of MCP server {server!r})"
+    text = (tool.description or tool.title or "").strip()
+    return f"{text} {origin}" if text else origin
+
+
+class McpServerHost:
+    """Starts, offers and stops the MCP servers clients name in session setup."""
+
+    def __init__(
+        self,
+        *,
+        start_timeout: float = 20.0,
+        call_timeout: float = 120.0,
+        close_timeout: float = 10.0,
+    ) -> None:
+        self.start_timeout = start_timeout
+        self.call_timeout = call_timeout
+        self.close_timeout = close_timeout
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sessions: list[SessionServers] = []
+        self._shut_down = False
+
+    @property
+    def supports_http(self) -> bool:
+        return True
+
+    @property
+    def supports_sse(self) -> bool:
+        return True
+
+    async def __aenter__(self) -> Self:
+        if self._task_group is not None or self._shut_down:
+            raise RuntimeError("an McpServerHost can be entered only once")
+        self._loop = asyncio.get_running_loop()
+        task_group = anyio.create_task_group()
+        await task_group.__aenter__()
+        self._task_group = task_group
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
+        task_group = self._task_group
+        assert task_group is not None, "__aexit__ without __aenter__"
+        try:
+            with anyio.CancelScope(shield=True):
+                await self.shutdown()
+        finally:
+            task_group.cancel_scope.cancel()
+            result = await task_group.__aexit__(exc_type, exc, traceback)
+        return result
+
+    # -- McpHost ---------------------------------------------------------------------
+
+    async def start(self, state: SessionState, servers: list[m.McpServer]) -> list[tuple[str, str]]:
+        """Connect ``servers`` and register their tools on the session agent.
+
+        Returns ``(server name, reason)`` for each server that failed, in the given order;
+        the others work and the session works without the failed ones.
+        """
+        if not servers:
+            return []
+        if self._shut_down:
+            return [(server.name, "the MCP host is shut down") for server in servers]
+        task_group, loop = self._task_group, self._loop
+        if task_group is None or loop is None:
+            raise RuntimeError("McpServerHost.start() needs the host entered (async with host)")
+        registry = registry_of(state.agent)
+        if registry is None:
+            logger.warning(
+                "session %s: MCP tools cannot be offered to %s (no tool registry); not starting %s",
+                state.id,
+                type(state.agent).__name__,
+                ", ".join(repr(server.name) for server in servers),
+            )
+            return [(server.name, NO_REGISTRY) for server in servers]
+        entry = self._entry(state, registry)
+        outcomes: list[ServerConnection | str] = []
+        for server in servers:
+            try:
+                opener = opener_for(server, state.cwd, timeout=self.start_timeout)
+            except UnsupportedServer as exc:
+                outcomes.append(str(exc))
+                continue
+            connection = ServerConnection(
+                server.name,
+                transport_kind(server),
+                opener,
+                start_timeout=self.start_timeout,
+                call_timeout=self.call_timeout,
+            )
+            entry.connections.append(connection)
+            task_group.start_soon(connection.run, name=f"mcp server {server.name!r}")
+            outcomes.append(connection)
+        failures: list[tuple[str, str]] = []
+        for server, outcome in zip(servers, outcomes, strict=True):
+            if isinstance(outcome, ServerConnection):
+                await outcome.ready.wait()
+                if outcome not in entry.connections:  # stop() came first
+                    reason = outcome.error or "stopped before it was ready"
+                elif outcome.error is None:
+                    self._register(entry, outcome, loop)
+                    continue
+                else:
+                    # Its task has ended: the transport is closed, the child gone.
+                    entry.connections.remove(outcome)
+                    reason = outcome.error
+            else:
+                reason = outcome
+            logger.warning(
+                "session %s: MCP server %r failed to start: %s", state.id, server.name, reason
+            )
+            failures.append((server.name, reason))
+        return failures
+
+    async def stop(self, state: SessionState) -> None:
+        """Unregister the session's MCP tools and close its servers."""
+        entry = state.extra.pop(EXTRA_KEY, None)
+        if not isinstance(entry, SessionServers):
+            return
+        if entry in self._sessions:
+            self._sessions.remove(entry)
+        await self._stop_entry(entry)
+
+    async def shutdown(self) -> None:
+        """Stop the servers of every session; later ``start`` calls report failures."""
+        self._shut_down = True
+        entries, self._sessions = self._sessions, []
+        async with anyio.create_task_group() as group:
+            for entry in entries:
+                group.start_soon(self._stop_entry, entry)
+
+    # -- internals -------------------------------------------------------------------
+
+    def _entry(self, state: SessionState, registry: ToolSink) -> SessionServers:
+        entry = state.extra.get(EXTRA_KEY)
+        if isinstance(entry, SessionServers) and entry.registry is registry:
+            return entry
+        entry = SessionServers(registry)
+        state.extra[EXTRA_KEY] = entry
+        self._sessions.append(entry)
+        return entry
+
+    def _register(
+        self, entry: SessionServers, connection: ServerConnection, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        names = allocate_names(
+            connection.name, [tool.name for tool in connection.tools], entry.registry.names()
+        )
+        for name, tool in zip(names, connection.tools, strict=True):
+            parameters = _parameters(tool)
+            if parameters is None:
+                logger.warning(
+                    "MCP server %r: tool %r skipped: its input schema is not an object schema",
+                    connection.name,
+                    tool.name,
+                )
+                continue
+            offered = McpTool(
+                name=name,
+                description=_description(connection.name, tool),
+                parameters=parameters,
+                server=connection.name,
+                remote_name=tool.name,
+                loop=loop,
+                invoke=connection.call_tool,
+                timeout=self.call_timeout,
+            )
+            try:
+                entry.registry.add(offered)
+            except ValueError as exc:
+                logger.warning(
+                    "MCP server %r: tool %r skipped: %s", connection.name, tool.name, exc
+                )
+                continue
+            entry.tool_names.append(name)
+        logger.info(
+            "MCP server %r (%s) connected with %d tool(s)",
+            connection.name,
+            connection.kind,
+            len(connection.tools),
+        )
+
+    async def _stop_entry(self, entry: SessionServers) -> None:
+        for name in entry.tool_names:
+            entry.registry.remove(name)
+        entry.tool_names.clear()
+        connections, entry.connections = entry.connections, []
+        await self._close(connections)
+
+    async def _close(self, connections: list[ServerConnection]) -> None:
+        async with anyio.create_task_group() as group:
+            for connection in connections:
+                group.start_soon(connection.close, self.close_timeout)
