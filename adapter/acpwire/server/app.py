@@ -20,6 +20,7 @@ from acpwire import hermes
 from acpwire.agents import DefaultAgentFactory
 from acpwire.config import Settings
 from acpwire.link import AgentConnection
+from acpwire.mcp import McpServerHost
 from acpwire.store import SessionStore, StoreError, open_session_store
 
 from .backend import AcpBackend
@@ -85,10 +86,7 @@ async def serve(
     mcp: McpHost | None = None,
 ) -> None:
     """Serve one ACP client until it closes the stream."""
-    if mcp is None:
-        from acpwire.mcp import McpServerHost
-
-        mcp = McpServerHost()
+    host: McpHost = mcp if mcp is not None else McpServerHost()
 
     def make_backend(client: ClientPeer) -> AcpBackend:
         return AcpBackend(
@@ -96,7 +94,7 @@ async def serve(
             manager=runtime.manager,
             factory=runtime.factory,
             settings=runtime.settings,
-            mcp=mcp,
+            mcp=host,
             unstable=unstable,
         )
 
@@ -104,11 +102,11 @@ async def serve(
     if on_ready is not None:
         on_ready(link)
     try:
-        async with mcp:
+        async with host:
             await link.serve()
     finally:
         with anyio.CancelScope(shield=True):
             for state in runtime.manager.open_sessions():
                 await link.handler.turns.stop(state, reason="connection closed")
-            await mcp.shutdown()
+            await host.shutdown()
         logger.info("connection closed")

@@ -6,7 +6,9 @@ sends them in order. Text and thought deltas that pile up while the client is sl
 coalesced into one chunk (joined, never reordered or dropped). Calls that need an answer
 (approvals, reading a file through the editor) travel through the same queue, so they
 reach the client after every update that preceded them; the agent thread blocks on a
-future for the answer.
+future for the answer. A pending approval is abandoned (and refused) as soon as the turn
+is cancelled, and any call still pending when the turn is over is abandoned too, so an
+editor that never answers cannot hold up the ``session/prompt`` answer.
 
 Every tool call started in the turn gets a terminal ``tool_call_update``: the agent's own
 end event, or, for calls still open when the turn ends, a ``failed`` one from
@@ -26,6 +28,7 @@ from typing import Any, Protocol
 import anyio
 
 from acp_v1 import models as m
+from acpwire.approval.messages import refusal_message
 from acpwire.agent.seam import (
     ApprovalAnswer,
     CommandProposal,
@@ -63,6 +66,12 @@ class TurnServices(Protocol):
 class _Call:
     run: Callable[[], Awaitable[Any]]
     future: concurrent.futures.Future[Any]
+    aborted: Any = None
+    """The answer when the call is abandoned."""
+    awaited: bool = True
+    """The agent thread waits for the answer: abandon the call once the turn is over."""
+    on_cancel: bool = False
+    """Abandon the call as soon as the turn is cancelled (approvals: a cancel refuses)."""
 
 
 _END = object()
@@ -82,20 +91,32 @@ class TurnBridge:
         self._notes: dict[str, str] = {}
         self._local = threading.local()
         self._closed = False
+        self._cancelled = False
+        self._current: tuple[anyio.CancelScope, _Call] | None = None
 
     # -- thread side -----------------------------------------------------------------
 
     def _put(self, item: object) -> None:
-        if not self._closed:
-            self._loop.call_soon_threadsafe(self._send.send_nowait, item)
-
-    def _ask(
-        self, run: Callable[[], Awaitable[Any]], default: Any, timeout: float | None = None
-    ) -> Any:
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self._put(_Call(run, future))
+        if self._closed:
+            return
         try:
-            return future.result(timeout=timeout or self._call_timeout)
+            self._loop.call_soon_threadsafe(self._send.send_nowait, item)
+        except RuntimeError:  # the event loop is closed: a worker abandoned at shutdown
+            logger.debug("turn bridge: event loop closed; dropped %r", item)
+
+    def _ask(self, run: Callable[[], Awaitable[Any]], default: Any, refusal: Any = None) -> Any:
+        """Run ``run`` on the loop and wait for its answer; ``default`` on failure.
+
+        An approval passes its ``refusal``: the answer when the turn is cancelled (or
+        over) before the editor answered.
+        """
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        if refusal is None:
+            self._put(_Call(run, future, default))
+        else:
+            self._put(_Call(run, future, refusal, on_cancel=True))
+        try:
+            return future.result(timeout=self._call_timeout)
         except Exception as exc:  # timeouts and client failures answer the safe default
             logger.warning("turn bridge call failed (%s); using %r", exc, default)
             future.cancel()
@@ -123,16 +144,19 @@ class TurnBridge:
         self._put(("update", plan_update(items)))
 
     def on_internal_session_id(self, new_id: str, reason: str) -> None:
-        self._put(
-            _Call(lambda: self._services.rotated(new_id, reason), concurrent.futures.Future())
+        rotated = _Call(
+            lambda: self._services.rotated(new_id, reason),
+            concurrent.futures.Future(),
+            awaited=False,
         )
+        self._put(rotated)
 
     def approve_command(self, proposal: CommandProposal) -> ApprovalAnswer:
         call_id = getattr(self._local, "call_id", None)
         answer, note = self._ask(
             lambda: self._services.approve_command(call_id, proposal),
             ("deny", "approval failed"),
-            None,
+            ("deny", refusal_message("cancelled", subject="command")),
         )
         if note and call_id:
             self._notes[call_id] = note
@@ -143,7 +167,7 @@ class TurnBridge:
         approved, note = self._ask(
             lambda: self._services.approve_edits(call_id, proposals),
             (False, "approval failed"),
-            None,
+            (False, refusal_message("cancelled", subject="edit")),
         )
         if note:
             self._notes[call_id] = note
@@ -174,9 +198,21 @@ class TurnBridge:
                 ("end", ToolEnd(call_id, start.name, start.args, reason, failed=True))
             )
 
+    def cancel_calls(self) -> None:
+        """The turn is being cancelled: refuse pending and later approval requests at once."""
+        self._cancelled = True
+        if self._current is not None and self._current[1].on_cancel:
+            self._current[0].cancel()
+
     async def finish(self) -> None:
-        """Stop accepting items; :meth:`pump` returns once everything queued is sent."""
+        """Stop accepting items; :meth:`pump` returns once everything queued is sent.
+
+        Nobody waits for the answer of a call still pending now (the agent is done or
+        was abandoned), so it is abandoned rather than waited for.
+        """
         self._send.send_nowait(_END)
+        if self._current is not None and self._current[1].awaited:
+            self._current[0].cancel()
 
     async def pump(self) -> None:
         """Send queued items in order until :meth:`finish`."""
@@ -212,13 +248,22 @@ class TurnBridge:
                 await self._deliver(self._render(item))
 
     async def _run_call(self, call: _Call) -> None:
-        try:
-            result = await call.run()
-        except Exception as exc:
-            logger.exception("turn bridge call failed")
-            if not call.future.done():
-                call.future.set_exception(exc)
-            return
+        result = call.aborted
+        if not (call.on_cancel and self._cancelled):
+            with anyio.CancelScope() as scope:
+                self._current = (scope, call)
+                try:
+                    result = await call.run()
+                except Exception as exc:
+                    logger.exception("turn bridge call failed")
+                    if not call.future.done():
+                        call.future.set_exception(exc)
+                    return
+                finally:
+                    self._current = None
+            if scope.cancelled_caught:
+                logger.info("editor request abandoned: the turn was cancelled or is over")
+                result = call.aborted
         if not call.future.done():
             call.future.set_result(result)
 

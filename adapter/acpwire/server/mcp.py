@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import TracebackType
 from typing import Protocol, Self
 
 from acp_v1 import models as m
@@ -38,4 +39,9 @@ class McpHost(Protocol):
         """Enter once per connection; leaving stops every server."""
         ...
 
-    async def __aexit__(self, *exc: object) -> bool | None: ...
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None: ...

@@ -120,7 +120,7 @@ class TurnRunner:
     async def prompt(self, state: SessionState, params: m.PromptRequest) -> m.PromptResponse:
         content = prompt_to_model_content(list(params.prompt), cwd=state.cwd, accepts_images=True)
         text = content.display_text.strip()
-        if not text and not content.content:
+        if content.is_empty:
             return m.PromptResponse(stop_reason="end_turn")
         text_only = isinstance(content.content, str)
         if text_only and text.startswith("/"):
