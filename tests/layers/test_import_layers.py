@@ -1,0 +1,51 @@
+"""Layers point one way: schema -> codegen -> generated -> runtime -> adapter.
+
+Checked on the source with ``ast``: every import statement of each layer, including
+imports inside functions, against what that layer may import.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# (folder, package prefixes it must never import)
+RULES: list[tuple[str, tuple[str, ...]]] = [
+    ("codegen", ("acp_v1", "acpwire")),
+    ("generated/acp_v1", ("acpwire", "codegen")),
+    ("adapter/acpwire/rpc", ("acp_v1", "acpwire.server", "acpwire.agent", "acpwire.store", "codegen")),
+    ("adapter/acpwire/agent", ("acp_v1", "acpwire.server", "acpwire.rpc", "acpwire.store", "acpwire.render")),
+    ("adapter/acpwire/store", ("acp_v1", "acpwire.server", "acpwire.rpc", "acpwire.agent")),
+    ("adapter/acpwire/render", ("acpwire.server", "acpwire.rpc", "acpwire.store")),
+    ("adapter/acpwire/probe", ("acpwire.server", "acpwire.agent", "acpwire.store")),
+    ("adapter/acpwire/approval", ("acpwire.server", "acpwire.rpc")),
+    ("adapter/acpwire", ("codegen",)),
+]
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), str(path))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+    return found
+
+
+@pytest.mark.parametrize(("folder", "forbidden"), RULES, ids=[r[0] for r in RULES])
+def test_layer_imports_point_one_way(folder: str, forbidden: tuple[str, ...]) -> None:
+    files = sorted((ROOT / folder).rglob("*.py"))
+    assert files, f"no sources under {folder}"
+    bad = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in files
+        for line, name in _imports(path)
+        if any(name == p or name.startswith(p + ".") for p in forbidden)
+    ]
+    assert not bad, "\n".join(bad)
