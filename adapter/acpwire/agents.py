@@ -84,6 +84,17 @@ class DefaultAgentFactory:
                     self._models = []
             return list(self._models)
 
+    def reachable(self) -> str | None:
+        """None when the endpoint answers its model list; else why it does not."""
+        config = self._resolve()
+        if config is None or config.base_url is None:
+            return self._problem or "no model endpoint configured"
+        try:
+            list_models(config.base_url, config.api_key, timeout=5.0)
+        except ModelError as exc:
+            return f"cannot reach the model server at {config.base_url}: {exc.message}"
+        return None
+
     def create(self, session_id: str, cwd: str, model: str | None) -> SyncAgent:
         config = self._resolve()
         if config is None:

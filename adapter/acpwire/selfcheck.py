@@ -17,6 +17,9 @@ def run_check(settings: Settings) -> tuple[bool, str]:
     factory = DefaultAgentFactory(settings.file_values)
     if not factory.configured():
         return False, f"acpwire check FAILED: {factory.problem} (run `acpwire --setup`)"
+    problem = factory.reachable()
+    if problem is not None:
+        return False, f"acpwire check FAILED: {problem}"
     models = factory.available_models()
     return True, (
         f"acpwire check OK: provider {factory.provider}, {len(models)} model(s) listed, "
