@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+
 from acp_v1 import models as m
 from acp_v1.interfaces import Client
 from acp_v1.peers import AgentPeer
-from anyio.abc import ByteReceiveStream, ByteSendStream, Process
-
 from acpwire.devtools.fake_llm import FakeLLM
 from acpwire.link import ClientConnection
 

@@ -12,7 +12,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_manifest_fields_and_version_match_the_package() -> None:
     data = manifest()
-    for key in ("id", "name", "version", "description", "repository", "authors", "license", "distribution"):
+    for key in (
+        "id",
+        "name",
+        "version",
+        "description",
+        "repository",
+        "authors",
+        "license",
+        "distribution",
+    ):
         assert data.get(key), f"agent.json lacks {key}"
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert data["version"] == version

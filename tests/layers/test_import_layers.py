@@ -17,8 +17,14 @@ ROOT = Path(__file__).resolve().parents[2]
 RULES: list[tuple[str, tuple[str, ...]]] = [
     ("codegen", ("acp_v1", "acpwire")),
     ("generated/acp_v1", ("acpwire", "codegen")),
-    ("adapter/acpwire/rpc", ("acp_v1", "acpwire.server", "acpwire.agent", "acpwire.store", "codegen")),
-    ("adapter/acpwire/agent", ("acp_v1", "acpwire.server", "acpwire.rpc", "acpwire.store", "acpwire.render")),
+    (
+        "adapter/acpwire/rpc",
+        ("acp_v1", "acpwire.server", "acpwire.agent", "acpwire.store", "codegen"),
+    ),
+    (
+        "adapter/acpwire/agent",
+        ("acp_v1", "acpwire.server", "acpwire.rpc", "acpwire.store", "acpwire.render"),
+    ),
     ("adapter/acpwire/store", ("acp_v1", "acpwire.server", "acpwire.rpc", "acpwire.agent")),
     ("adapter/acpwire/render", ("acpwire.server", "acpwire.rpc", "acpwire.store")),
     ("adapter/acpwire/probe", ("acpwire.server", "acpwire.agent", "acpwire.store")),

@@ -2,19 +2,11 @@
 
 :class:`McpServerHost` implements :class:`acpwire.server.mcp.McpHost`: it connects the
 stdio, streamable-HTTP and SSE servers a client names in ``session/new``, ``load``,
-``resume`` and ``fork``, and offers their tools to the session's agent.
+``resume`` and ``fork``, and offers their tools to the session's agent. The MCP SDK itself
+is imported only when a first server starts, so it costs nothing at start-up.
 """
 
 from .host import McpServerHost, SessionServers
 from .naming import allocate_names, sanitize
-from .tools import HasToolRegistry, McpTool, ToolSink
 
-__all__ = [
-    "HasToolRegistry",
-    "McpServerHost",
-    "McpTool",
-    "SessionServers",
-    "ToolSink",
-    "allocate_names",
-    "sanitize",
-]
+__all__ = ["McpServerHost", "SessionServers", "allocate_names", "sanitize"]

@@ -21,19 +21,21 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 import anyio.abc
-import mcp_types as types
 
 from acp_v1 import models as m
 from acpwire.server.state import SessionState
 
-from .connection import ServerConnection
 from .naming import allocate_names
-from .tools import McpTool, ToolSink, registry_of
-from .transports import UnsupportedServer, opener_for, transport_kind
+
+if TYPE_CHECKING:  # the MCP SDK is imported when a first server starts (cold start)
+    import mcp_types as types
+
+    from .connection import ServerConnection
+    from .tools import ToolSink
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +136,10 @@ class McpServerHost:
         task_group, loop = self._task_group, self._loop
         if task_group is None or loop is None:
             raise RuntimeError("McpServerHost.start() needs the host entered (async with host)")
+        from .connection import ServerConnection
+        from .tools import registry_of
+        from .transports import UnsupportedServer, opener_for, transport_kind
+
         registry = registry_of(state.agent)
         if registry is None:
             logger.warning(
@@ -225,6 +231,8 @@ class McpServerHost:
                     tool.name,
                 )
                 continue
+            from .tools import McpTool
+
             offered = McpTool(
                 name=name,
                 description=_description(connection.name, tool),

@@ -8,5 +8,7 @@ from typing import Any
 
 
 def manifest() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(files(__package__).joinpath("agent.json").read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(
+        files(__package__).joinpath("agent.json").read_text(encoding="utf-8")
+    )
     return data

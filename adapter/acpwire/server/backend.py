@@ -10,20 +10,21 @@ job of :class:`~acpwire.server.turns.TurnRunner`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio
 
 from acp_v1 import models as m
 from acp_v1.peers import ClientPeer
+from acpwire.agent.config import ConfigError as AgentConfigError
 from acpwire.config import Settings
 from acpwire.endpoint import after_answer
 from acpwire.paths import require_absolute_cwd
 from acpwire.probe import ConnectionProbe
 from acpwire.provenance import provenance_meta
 from acpwire.render.replay import replay_updates
-from acpwire.rpc import auth_required, internal_error, invalid_params, resource_not_found
+from acpwire.rpc import RpcError, auth_required, internal_error, invalid_params, resource_not_found
 from acpwire.store import StoreError
 
 from . import lifecycle, options
@@ -61,6 +62,8 @@ class AcpBackend:
         self.logged_out = False
         self.notifier = Notifier(client)
         self.limiter = anyio.CapacityLimiter(settings.workers)
+        """Threads for agent turns. Short blocking work uses anyio's default pool instead,
+        so turns waiting for a model or an approval never hold up other requests."""
         self.turns = TurnRunner(self)
 
     # -- helpers ---------------------------------------------------------------------
@@ -68,21 +71,28 @@ class AcpBackend:
     async def blocking(self, fn: Callable[..., T], *args: Any) -> T:
         """Run blocking work (database, agent construction) in a worker thread."""
         try:
-            return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+            return await anyio.to_thread.run_sync(fn, *args)
         except StoreError as exc:
             logger.error("session database error: %s", exc)
             raise internal_error(f"Session database error: {exc}") from exc
 
+    def _not_found(self, session_id: str) -> RpcError:
+        problem = self.manager.store_problem
+        hint = f" (sessions are not persisted: {problem})" if problem else ""
+        return resource_not_found(f"Session {session_id!r} not found{hint}")
+
     async def session(self, session_id: str) -> SessionState:
-        """The open or stored session, or ``-32002``."""
-        state = self.manager.peek(session_id) or await self.blocking(self.manager.get, session_id)
+        """The open or stored session, or ``-32002`` (``-32000`` when restoring it needs
+        a model provider and none is configured)."""
+        state = self.manager.peek(session_id)
         if state is None:
-            hint = (
-                f" (sessions are not persisted: {self.manager.store_problem})"
-                if self.manager.store_problem
-                else ""
-            )
-            raise resource_not_found(f"Session {session_id!r} not found{hint}")
+            try:
+                state = await self.blocking(self.manager.get, session_id)
+            except AgentConfigError as exc:
+                problem = self.factory.problem or str(exc)
+                raise auth_required(lifecycle.no_provider_message(problem)) from exc
+        if state is None:
+            raise self._not_found(session_id)
         return state
 
     def _cwd(self, raw: str) -> str:
@@ -241,18 +251,27 @@ class AcpBackend:
             next_cursor=cursor,
         )
 
-    async def session_close(self, params: m.CloseSessionRequest) -> m.CloseSessionResponse:
-        state = await self.session(params.session_id)
-        await self.turns.stop(state, reason="session closed")
+    async def _stop_open(self, session_id: str, reason: str) -> bool:
+        """Stop an open session's work; False when it is not open (no agent is built)."""
+        state = self.manager.peek(session_id)
+        if state is None:
+            return False
+        await self.turns.stop(state, reason=reason)
         await self.mcp.stop(state)
-        await self.blocking(self.manager.close, state.id)
+        return True
+
+    async def session_close(self, params: m.CloseSessionRequest) -> m.CloseSessionResponse:
+        sid = params.session_id
+        if await self._stop_open(sid, "session closed"):
+            await self.blocking(self.manager.close, sid)
+        elif await self.blocking(self.manager.store.get_session, sid) is None:
+            raise self._not_found(sid)
         return m.CloseSessionResponse()
 
     async def session_delete(self, params: m.DeleteSessionRequest) -> m.DeleteSessionResponse:
-        state = await self.session(params.session_id)
-        await self.turns.stop(state, reason="session deleted")
-        await self.mcp.stop(state)
-        await self.blocking(self.manager.delete, state.id)
+        await self._stop_open(params.session_id, "session deleted")
+        if not await self.blocking(self.manager.delete, params.session_id):
+            raise self._not_found(params.session_id)
         return m.DeleteSessionResponse()
 
     async def session_set_mode(self, params: m.SetSessionModeRequest) -> m.SetSessionModeResponse:
@@ -300,6 +319,3 @@ class AcpBackend:
             logger.info("cancel for session %s, which is not open: ignored", params.session_id)
             return
         self.turns.cancel(state)
-
-
-AwaitableFactory = Callable[[], Awaitable[None]]

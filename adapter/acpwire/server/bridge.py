@@ -28,7 +28,6 @@ from typing import Any, Protocol
 import anyio
 
 from acp_v1 import models as m
-from acpwire.approval.messages import refusal_message
 from acpwire.agent.seam import (
     ApprovalAnswer,
     CommandProposal,
@@ -37,6 +36,7 @@ from acpwire.agent.seam import (
     ToolEnd,
     ToolStart,
 )
+from acpwire.approval.messages import refusal_message
 from acpwire.render import end_update, plan_update, start_update, text_content
 
 logger = logging.getLogger(__name__)
@@ -104,19 +104,27 @@ class TurnBridge:
         except RuntimeError:  # the event loop is closed: a worker abandoned at shutdown
             logger.debug("turn bridge: event loop closed; dropped %r", item)
 
-    def _ask(self, run: Callable[[], Awaitable[Any]], default: Any, refusal: Any = None) -> Any:
-        """Run ``run`` on the loop and wait for its answer; ``default`` on failure.
-
-        An approval passes its ``refusal``: the answer when the turn is cancelled (or
-        over) before the editor answered.
+    def _ask(
+        self,
+        run: Callable[[], Awaitable[Any]],
+        default: Any,
+        *,
+        refusal: Any = None,
+        timeout: float | None = None,
+    ) -> Any:
+        """Run ``run`` on the loop and wait (``timeout``) for its answer; ``default`` on
+        failure. An approval passes its ``refusal``: the answer when the turn is cancelled
+        (or over) before the editor answered.
         """
+        if self._closed:
+            return default
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         if refusal is None:
             self._put(_Call(run, future, default))
         else:
             self._put(_Call(run, future, refusal, on_cancel=True))
         try:
-            return future.result(timeout=self._call_timeout)
+            return future.result(timeout=timeout or self._call_timeout)
         except Exception as exc:  # timeouts and client failures answer the safe default
             logger.warning("turn bridge call failed (%s); using %r", exc, default)
             future.cancel()
@@ -156,7 +164,7 @@ class TurnBridge:
         answer, note = self._ask(
             lambda: self._services.approve_command(call_id, proposal),
             ("deny", "approval failed"),
-            ("deny", refusal_message("cancelled", subject="command")),
+            refusal=("deny", refusal_message("cancelled", subject="command")),
         )
         if note and call_id:
             self._notes[call_id] = note
@@ -167,7 +175,7 @@ class TurnBridge:
         approved, note = self._ask(
             lambda: self._services.approve_edits(call_id, proposals),
             (False, "approval failed"),
-            (False, refusal_message("cancelled", subject="edit")),
+            refusal=(False, refusal_message("cancelled", subject="edit")),
         )
         if note:
             self._notes[call_id] = note
@@ -184,7 +192,9 @@ class TurnBridge:
         self, call_id: str, command: str, cwd: str, timeout: float
     ) -> tuple[int, str] | None:
         result = self._ask(
-            lambda: self._services.run_command(call_id, command, cwd, timeout), None, timeout + 30
+            lambda: self._services.run_command(call_id, command, cwd, timeout),
+            None,
+            timeout=timeout + 30,
         )
         return result if isinstance(result, tuple) else None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,8 @@ class SessionState:
     reasoning_effort: str = "default"
     turn_done: anyio.Event | None = None
     """Set when the running turn (if any) has fully finished, thread included."""
+    abort_calls: Callable[[], None] | None = None
+    """Refuses the running turn's pending approval requests (set while a turn runs)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     extra: dict[str, Any] = field(default_factory=dict)
     """Per-session services attached by other parts (MCP clients, approval memory)."""

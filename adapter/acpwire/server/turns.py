@@ -106,6 +106,8 @@ class TurnRunner:
         if dropped:
             logger.info("session %s: cancel dropped %d queued prompt(s)", state.id, dropped)
         state.agent.interrupt()
+        if state.abort_calls is not None:
+            state.abort_calls()
 
     async def stop(self, state: SessionState, *, reason: str) -> None:
         """Cancel running work and wait (bounded) for the worker to finish."""
@@ -166,6 +168,7 @@ class TurnRunner:
         )
         result: TurnResult | None = None
         before = state.agent.internal_session_id
+        state.abort_calls = bridge.cancel_calls
         try:
             await self._start_turn(state, prompt)
             async with anyio.create_task_group() as tg:
@@ -177,7 +180,7 @@ class TurnRunner:
             state.agent.interrupt()  # the prompt request itself was cancelled
             raise
         finally:
-            state.running = False
+            state.running, state.abort_calls = False, None
             if done.is_set() or result is not None:
                 done.set()
         return await self._finish(state, prompt, result, before)
@@ -212,23 +215,25 @@ class TurnRunner:
                 )
             )
 
+        give_up_at: float | None = None
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
             while not box:
                 with anyio.move_on_after(0.05):
                     await done.wait()
-                if state.cancel_requested and not box:
-                    with anyio.move_on_after(CANCEL_GRACE_S):
-                        await done.wait()
-                    if not done.is_set():
+                if done.is_set():
+                    break
+                if state.cancel_requested:
+                    # Again each time: the cancel may have come before the turn started.
+                    agent.interrupt()
+                    give_up_at = give_up_at or anyio.current_time() + CANCEL_GRACE_S
+                    if anyio.current_time() >= give_up_at:
                         logger.warning(
                             "session %s: the agent ignored the cancel; abandoning its worker",
                             state.id,
                         )
                         tg.cancel_scope.cancel()
                         return None
-                if done.is_set():
-                    break
         return box[0] if box else None
 
     async def _finish(

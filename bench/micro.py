@@ -1,0 +1,258 @@
+"""Part A, in process: decode, validate, dispatch and encode of ``session/update``.
+
+The data and the SDK paths follow the perf anchor (reference §2.6 and Appendix A): N
+``agent_message_chunk`` notifications of ~35 characters of text, best of 7. Our paths are
+what the runtime really runs: :meth:`AcpEndpoint.decode` (the one-pass decoder) then
+:meth:`AcpEndpoint.on_notification`, and :func:`encode_notification` on the generated
+models. Before timing, both encoders' output is checked to be the same JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from acp import helpers
+from acp.client.router import build_client_router
+from acp.schema import SessionNotification as SdkNotification
+from acp.utils import serialize_params
+
+from acp_v1 import models as m
+from acpwire.endpoint import AcpEndpoint
+from acpwire.rpc import Notification
+from acpwire.rpc.messages import encode_notification
+
+from .results import Row, faster, interleaved
+
+log = logging.getLogger(__name__)
+
+SECTION = "A. Wire layer vs agent-client-protocol 0.12.1 (in process)"
+SESSION = "sess_abc123def456"
+
+
+def _text(i: int) -> str:
+    return f"token {i} of the streamed answer "
+
+
+def make_lines(n: int) -> list[bytes]:
+    """The anchor's N wire lines (same key order as the SDK's ``json.dumps``)."""
+    return [
+        (
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "session/update",
+                    "params": {
+                        "sessionId": SESSION,
+                        "update": {
+                            "sessionUpdate": "agent_message_chunk",
+                            "content": {"type": "text", "text": _text(i)},
+                        },
+                    },
+                },
+                separators=(",", ":"),
+            )
+            + "\n"
+        ).encode()
+        for i in range(n)
+    ]
+
+
+def drive(coro: Coroutine[Any, Any, None]) -> None:
+    """Run a coroutine that never suspends, without an event loop's per-run overhead."""
+    try:
+        coro.send(None)
+    except StopIteration:
+        return
+    coro.close()
+    raise RuntimeError("the benchmark coroutine suspended; it must not")
+
+
+class _OurClient:
+    """The trivial handler our endpoint routes to."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    async def session_update(self, params: m.SessionNotification) -> None:
+        self.count += 1
+
+
+class _SdkClient:
+    """The trivial handler the SDK's router routes to (keyword arguments, its style)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    async def session_update(self, session_id: str, update: object, **kwargs: Any) -> None:
+        self.count += 1
+
+
+def _sdk_encode(n: SdkNotification) -> bytes:
+    payload = {"jsonrpc": "2.0", "method": "session/update", "params": serialize_params(n)}
+    return (json.dumps(payload, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def _ours_model(i: int) -> m.SessionNotification:
+    return m.SessionNotification(
+        session_id=SESSION,
+        update=m.SessionUpdateAgentMessageChunk(content=m.ContentBlockText(text=_text(i))),
+    )
+
+
+def _sdk_model(i: int) -> SdkNotification:
+    return SdkNotification(session_id=SESSION, update=helpers.update_agent_message_text(_text(i)))
+
+
+def check_same_output() -> None:
+    """Refuse to compare encoders that do not produce the same message."""
+    ours, sdk = encode_notification("session/update", _ours_model(7)), _sdk_encode(_sdk_model(7))
+    if json.loads(ours) != json.loads(sdk):
+        raise RuntimeError(f"encoders differ:\n ours {ours!r}\n sdk  {sdk!r}")
+    ep = AcpEndpoint("client", _OurClient())
+    decoded = ep.decode(sdk)
+    if not isinstance(decoded, Notification) or decoded.params != _ours_model(7):
+        raise RuntimeError(f"our decoder misread the SDK's line: {decoded!r}")
+
+
+def run(n: int = 10_000, repeats: int = 7) -> list[Row]:
+    check_same_output()
+    lines = make_lines(n)
+    ours_client, sdk_client = _OurClient(), _SdkClient()
+    endpoint = AcpEndpoint("client", ours_client)
+    router = build_client_router(sdk_client)  # type: ignore[arg-type]  # duck-typed, as SDK users do
+
+    def sdk_parse() -> None:
+        for line in lines:
+            SdkNotification.model_validate(json.loads(line.strip()).get("params"))
+
+    def sdk_routed() -> None:
+        async def go() -> None:
+            for line in lines:
+                await router("session/update", json.loads(line.strip()).get("params"), True)
+
+        drive(go())
+
+    def ours_decode() -> None:
+        decode = endpoint.decode
+        for line in lines:
+            decode(line)
+
+    def ours_dispatch() -> None:
+        async def go() -> None:
+            decode, dispatch = endpoint.decode, endpoint.on_notification
+            for line in lines:
+                msg = decode(line)
+                assert isinstance(msg, Notification)
+                await dispatch(msg.method, msg.params)
+
+        drive(go())
+
+    def sdk_encode() -> None:
+        for i in range(n):
+            _sdk_encode(_sdk_model(i))
+
+    def ours_encode() -> None:
+        for i in range(n):
+            encode_notification("session/update", _ours_model(i))
+
+    sdk_prebuilt, ours_prebuilt = (
+        [_sdk_model(i) for i in range(n)],
+        [_ours_model(i) for i in range(n)],
+    )
+
+    def sdk_encode_prebuilt() -> None:
+        for note in sdk_prebuilt:
+            _sdk_encode(note)
+
+    def ours_encode_prebuilt() -> None:
+        for model in ours_prebuilt:
+            encode_notification("session/update", model)
+
+    def json_loads_only() -> None:
+        for line in lines:
+            json.loads(line)
+
+    def per_msg(*fns: Callable[[], None]) -> list[tuple[float, list[float]]]:
+        for fn in fns:
+            fn()  # warm-up: lazily built adapters, caches
+        return [
+            (best / n * 1e6, [s / n * 1e6 for s in samples])
+            for best, samples in interleaved(fns, repeats)
+        ]
+
+    log.info("micro: decode, validate, dispatch (N=%d, best of %d)", n, repeats)
+    decoding = per_msg(sdk_parse, sdk_routed, ours_dispatch, ours_decode, json_loads_only)
+    (t_sdk_parse, s_sdk_parse), (t_sdk_routed, s_sdk_routed) = decoding[:2]
+    (t_ours_dispatch, s_ours_dispatch), (t_ours_decode, s_ours_decode) = decoding[2:4]
+    t_loads = decoding[4][0]
+    log.info("micro: encode (N=%d, best of %d)", n, repeats)
+    encoding = per_msg(sdk_encode, ours_encode, sdk_encode_prebuilt, ours_encode_prebuilt)
+    (t_sdk_enc, s_sdk_enc), (t_ours_enc, s_ours_enc) = encoding[:2]
+    (t_sdk_pre, s_sdk_pre), (t_ours_pre, s_ours_pre) = encoding[2:]
+
+    unit = "µs/msg"
+    return [
+        Row(
+            SECTION,
+            "Decode + validate + dispatch (SDK: json.loads + model_validate, Appendix A)",
+            unit,
+            t_sdk_parse,
+            t_ours_dispatch,
+            faster(2),
+            "ours: AcpEndpoint.decode + on_notification to a trivial handler",
+            {"anchor": s_sdk_parse, "ours": s_ours_dispatch},
+        ),
+        Row(
+            SECTION,
+            "Decode + validate only (same anchor)",
+            unit,
+            t_sdk_parse,
+            t_ours_decode,
+            faster(2),
+            "ours: AcpEndpoint.decode (one pydantic-core pass over the bytes)",
+            {"anchor": s_sdk_parse, "ours": s_ours_decode},
+        ),
+        Row(
+            SECTION,
+            "Decode + validate + dispatch, SDK incl. its router",
+            unit,
+            t_sdk_routed,
+            t_ours_dispatch,
+            None,
+            "SDK: json.loads + MessageRouter (validate, kwargs, handler); no task per message",
+            {"anchor": s_sdk_routed, "ours": s_ours_dispatch},
+        ),
+        Row(
+            SECTION,
+            "Encode: construct + serialize + envelope",
+            unit,
+            t_sdk_enc,
+            t_ours_enc,
+            faster(2),
+            "SDK: helper + SessionNotification + serialize_params + json.dumps; "
+            "ours: generated models + encode_notification",
+            {"anchor": s_sdk_enc, "ours": s_ours_enc},
+        ),
+        Row(
+            SECTION,
+            "Encode a prebuilt model",
+            unit,
+            t_sdk_pre,
+            t_ours_pre,
+            None,
+            "no construction; serialization + envelope only",
+            {"anchor": s_sdk_pre, "ours": s_ours_pre},
+        ),
+        Row(
+            SECTION,
+            "Reference: stdlib json.loads of the line only",
+            unit,
+            t_loads,
+            None,
+            None,
+            "the floor any dict-based decoder pays before validating",
+        ),
+    ]

@@ -1,0 +1,200 @@
+"""The machine description and ``docs/BENCHMARKS.md``: intro, one table per part, targets."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import json
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .results import Row, Skipped
+
+INTRO = """\
+# Benchmarks
+
+acpwire measured side by side with its two anchors, in one run of `make bench`
+(`python -m bench`; `--skip-hermes` leaves part B's anchor out, `--quick` is a smoke run
+written to `bench/results/`). Benchmarks are not tests: nothing asserts a timing.
+
+## Method
+
+* **A. Wire layer vs the official Python SDK** (`agent-client-protocol` 0.12.1, import
+  `acp`). The in-process rows repeat the SDK perf anchor (reference `acp-spec-and-sdk.md`
+  §2.6, script in its Appendix A): 10,000 `session/update` `agent_message_chunk`
+  notifications with ~35 characters of text, best of 7, the samples of all sides taken
+  in turn so that a change in machine load hits every side. acpwire's side runs what its
+  runtime runs: `AcpEndpoint.decode` (one pydantic-core pass from bytes to the generated
+  models), `AcpEndpoint.on_notification`, and `encode_notification` on the generated
+  models; both encoders are first checked to produce the same JSON. The stdio round trip
+  streams 10,000 chunks in one prompt from a minimal agent process to the bench's client
+  (SDK agent to SDK client, acpwire agent to acpwire client; a fresh pair per run, warmed
+  with a 100-chunk prompt, timed until the answer *and* every chunk were handled). Cold
+  starts are spawn to `initialize` answer of a fresh process, after one unmeasured start.
+  Import times come from `python -X importtime`, summing the top-level modules the import
+  statement loaded (interpreter start-up excluded).
+* **B. Whole backend vs Hermes** (`hermes-acp` from `hermes-agent[acp]==0.19.0`,
+  installed by the bench into `bench/.venvs/hermes`). Both run offline against one
+  loopback OpenAI-compatible model server (`tests/support/fake_llm.py`, wrapped by
+  `bench/model_server.py` to report a 131,072-token context window, answer Hermes'
+  non-streamed title calls briefly and accept 20 connections at once), and both are
+  driven by the same ACP client (`acpwire.link.ClientConnection` over the child's pipes).
+  The model streams one token per SSE event. Hermes' internet look-ups go to a dead local
+  proxy and fail at once; lazy installs are off. Each backend's home is initialised by an
+  unmeasured start, and a warm-up prompt precedes the turn scenarios, so one-time set-up
+  is not charged to them; `session/load` is the first request after a restart. The notes
+  give the backend process's CPU time in the measured window and how fast the model
+  server streams the same text with no backend at all (the floor both sides share).
+
+Lower is better everywhere. *Ratio* is acpwire / anchor (below 1: acpwire is faster);
+*speed-up* is its inverse. Targets come from issues #2 and #4. The machine below is a
+shared VM on which other work may run: single numbers move by 10-30 % between runs, the
+ratios of interleaved samples much less. The raw samples of the last run are in
+`bench/results/latest.json` (not committed).
+"""
+
+
+@dataclass(frozen=True)
+class Machine:
+    date: str
+    cpus: int
+    cpu_model: str
+    system: str
+    python: str
+    packages: dict[str, str]
+    hermes_python: str | None
+    load: str
+
+    def lines(self) -> list[str]:
+        packages = ", ".join(f"{name} {version}" for name, version in self.packages.items())
+        hermes = f"; Hermes venv: {self.hermes_python}" if self.hermes_python else ""
+        return [
+            f"* Date: {self.date}",
+            f"* CPU: {self.cpus} x {self.cpu_model} ({self.system})",
+            f"* Python: {self.python}{hermes}",
+            f"* Packages: {packages}",
+            f"* Load average when the run started: {self.load}",
+        ]
+
+
+def machine(hermes_python: Path | None) -> Machine:
+    names = ["pydantic", "pydantic-core", "anyio", "agent-client-protocol", "acpwire"]
+    packages = {}
+    for name in names:
+        try:
+            packages[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            packages[name] = "absent"
+    return Machine(
+        date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        cpus=len(os.sched_getaffinity(0)),
+        cpu_model=_cpu_model(),
+        system=f"{platform.system()} {platform.release()}",
+        python=f"CPython {platform.python_version()}",
+        packages=packages,
+        hermes_python=_hermes_versions(hermes_python) if hermes_python else None,
+        load=" ".join(f"{x:.2f}" for x in os.getloadavg()),
+    )
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _hermes_versions(python: Path) -> str | None:
+    probe = (
+        "import sys, importlib.metadata as m; print(sys.version.split()[0], "
+        "*(f'{n} {m.version(n)}' for n in ('hermes-agent', 'agent-client-protocol', 'pydantic')),"
+        " sep=', ')"
+    )
+    try:
+        done = subprocess.run(
+            [str(python), "-c", probe], capture_output=True, text=True, timeout=60, check=True
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"CPython {done.stdout.strip()}"
+
+
+def _number(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "s":
+        return f"{value:.3f}"
+    if unit == "ms":
+        return f"{value:.0f}" if value >= 100 else f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def _table(rows: Sequence[Row], anchor_name: str) -> list[str]:
+    out = [
+        f"| # | Measure | Unit | {anchor_name} | acpwire | Ratio | Speed-up | Target | Met |",
+        "|---|---|---|---:|---:|---:|---:|---|---|",
+    ]
+    for index, row in enumerate(rows, 1):
+        ratio = row.ratio
+        met = {True: "yes", False: "**no**", None: "-"}[row.met]
+        out.append(
+            f"| {index} | {row.name} | {row.unit} | {_number(row.anchor, row.unit)} "
+            f"| {_number(row.ours, row.unit)} "
+            f"| {'-' if ratio is None else f'{ratio:.2f}'} "
+            f"| {'-' if not ratio else f'{1 / ratio:.1f}x'} "
+            f"| {row.target.text if row.target else '-'} | {met} |"
+        )
+    out.append("")
+    out += [f"{index}. {row.note}" for index, row in enumerate(rows, 1) if row.note]
+    return out
+
+
+def render(
+    machine: Machine, rows: Sequence[Row], skipped: Sequence[Skipped], anchors: dict[str, str]
+) -> str:
+    lines = [INTRO, "## Machine", "", *machine.lines(), ""]
+    sections = list(dict.fromkeys([r.section for r in rows] + [s.section for s in skipped]))
+    for section in sections:
+        lines += [f"## {section}", ""]
+        for gap in (s for s in skipped if s.section == section):
+            lines += [f"> Not measured: {gap.reason}", ""]
+        section_rows = [r for r in rows if r.section == section]
+        if section_rows:
+            lines += _table(section_rows, anchors.get(section, "Anchor"))
+        lines.append("")
+    lines += ["## Targets", ""]
+    targeted = [r for r in rows if r.met is not None]
+    missed = [r for r in targeted if r.met is False]
+    open_rows = sum(1 for r in rows if r.target is not None and r.met is None)
+    lines.append(f"{len(targeted) - len(missed)} of {len(targeted)} targets met.")
+    if open_rows:
+        lines.append(f"{open_rows} more could not be judged: their anchor was not measured.")
+    if missed:
+        lines += ["", "Missed:", ""]
+        lines += [
+            f"* {r.name}: ratio {r.ratio:.2f}, target {r.target.text if r.target else ''}"
+            if r.ratio is not None and r.target and r.target.kind == "ratio"
+            else f"* {r.name}: {_number(r.ours, r.unit)} {r.unit}, target "
+            f"{r.target.text if r.target else ''}"
+            for r in missed
+        ]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def dump(path: Path, machine: Machine, rows: Sequence[Row], skipped: Sequence[Skipped]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        "machine": asdict(machine),
+        "rows": [r.as_json() for r in rows],
+        "skipped": [asdict(s) for s in skipped],
+        "argv": sys.argv,
+    }
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

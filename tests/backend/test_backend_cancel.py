@@ -1,0 +1,180 @@
+"""``session/cancel`` and the prompt queue: a cancel ends the turn promptly, an idle cancel
+changes nothing, queued prompts run after a normal turn and never after a cancelled one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from acp_v1 import models as m
+from tests.backend.harness import Rig, rig, tool_call
+
+pytestmark = pytest.mark.anyio
+
+CANCEL_BOUND_S = 5.0
+"""A cancel must end the turn well within this (the backend's grace period is 3 s)."""
+SLOW = {"text": "x" * 40, "chunks": 40, "delay": 0.25}
+
+
+class Turn:
+    """A prompt running in the background of a task group."""
+
+    def __init__(self, r: Rig, sid: str, text: str) -> None:
+        self.r, self.sid, self.text = r, sid, text
+        self.answer: m.PromptResponse | None = None
+        self.done = anyio.Event()
+
+    async def run(self) -> None:
+        try:
+            self.answer = await self.r.prompt(self.sid, self.text)
+        finally:
+            self.done.set()
+
+    async def finished(self, bound: float = CANCEL_BOUND_S) -> m.PromptResponse:
+        with anyio.fail_after(bound):
+            await self.done.wait()
+        assert self.answer is not None
+        return self.answer
+
+
+def chunks(r: Rig, sid: str) -> list[str]:
+    return [u.content.text for u in r.editor.of_kind(sid, "agent_message_chunk")]
+
+
+async def test_cancel_during_a_slow_stream(tmp_path: Path) -> None:
+    async with rig(tmp_path, [SLOW]) as r:
+        sid = await r.new()
+        turn = Turn(r, sid, "talk slowly")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(turn.run)
+            await r.editor.wait_for(lambda: bool(chunks(r, sid)))
+            await r.cancel(sid)
+            assert (await turn.finished()).stop_reason == "cancelled"
+        assert len(r.editor.text(sid)) < 40
+        # The partial reply is kept in the history the model sees next.
+        assert (await r.prompt(sid, "again")).stop_reason == "end_turn"
+        history = r.llm.requests[-1]["messages"]
+        assert [x["role"] for x in history[1:]] == ["user", "assistant", "user"]
+        assert history[2]["content"].startswith("x")
+
+
+async def test_idle_cancel_is_harmless(tmp_path: Path) -> None:
+    async with rig(tmp_path) as r:
+        sid = await r.new()
+        await r.cancel(sid)
+        await r.cancel(sid)
+        result = await r.prompt(sid, "hello")
+        assert result.stop_reason == "end_turn"
+        assert r.editor.text(sid) == "You said: hello"
+        await r.cancel(sid)
+        assert (await r.prompt(sid, "/foo bar")).stop_reason == "end_turn"
+        assert r.editor.text(sid).endswith("You said: /foo bar")
+
+
+async def test_queued_prompt_runs_after_the_turn_in_the_same_request(tmp_path: Path) -> None:
+    async with rig(tmp_path, [{"text": "slow reply", "chunks": 4, "delay": 0.2}]) as r:
+        sid = await r.new()
+        first = Turn(r, sid, "first")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first.run)
+            await r.editor.wait_for(lambda: bool(chunks(r, sid)))
+            queued = await r.prompt(sid, "second")
+            assert queued.stop_reason == "end_turn"
+            assert "Queued for the next turn. (1 queued)" in chunks(r, sid)
+            assert (await first.finished(15)).stop_reason == "end_turn"
+        echoed = [u.content.text for u in r.editor.of_kind(sid, "user_message_chunk")]
+        assert echoed == ["second"]
+        assert r.editor.text(sid).endswith("You said: second")
+        kinds = r.editor.kinds(sid)
+        assert kinds.index("user_message_chunk") < len(kinds) - 1
+
+
+async def test_cancel_drops_queued_prompts(tmp_path: Path) -> None:
+    async with rig(tmp_path, [SLOW]) as r:
+        sid = await r.new()
+        first = Turn(r, sid, "first")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first.run)
+            await r.editor.wait_for(lambda: bool(chunks(r, sid)))
+            await r.prompt(sid, "queued one")
+            await r.prompt(sid, "/queue queued two")
+            assert any("(2 queued)" in c for c in chunks(r, sid))
+            await r.cancel(sid)
+            assert (await first.finished()).stop_reason == "cancelled"
+        assert len(r.llm.requests) == 1
+        assert r.editor.of_kind(sid, "user_message_chunk") == []
+        assert (await r.prompt(sid, "after")).stop_reason == "end_turn"
+        assert r.editor.text(sid).endswith("You said: after")
+
+
+async def test_steer_reaches_the_running_turn(tmp_path: Path) -> None:
+    script = [tool_call("s1", "terminal", command="sleep 0.5"), {"text": "done"}]
+    async with rig(tmp_path, script) as r:
+        sid = await r.new()
+        turn = Turn(r, sid, "work")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(turn.run)
+            await r.editor.wait_for(lambda: bool(r.editor.of_kind(sid, "tool_call")))
+            await r.prompt(sid, "/steer use tabs")
+            assert any("Steer queued for the active turn" in c for c in chunks(r, sid))
+            assert (await turn.finished(15)).stop_reason == "end_turn"
+        tool_result = r.llm.requests[-1]["messages"][-1]
+        assert "use tabs" in tool_result["content"]
+
+
+async def test_cancel_while_the_editor_answers_cancelled(tmp_path: Path) -> None:
+    # A compliant editor answers pending permission requests "cancelled" when it cancels.
+    async with rig(tmp_path) as r:
+        r.editor.policy.hold = anyio.Event()
+        sid = await r.new()
+        r.llm.push(tool_call("w1", "write_file", path="a.txt", content="x"))
+        turn = Turn(r, sid, "write")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(turn.run)
+            await r.editor.wait_for(lambda: bool(r.editor.policy.requests))
+            await r.cancel(sid)
+            r.editor.policy.answer = "cancelled"
+            r.editor.policy.hold.set()
+            assert (await turn.finished()).stop_reason == "cancelled"
+        assert not (r.workspace / "a.txt").exists()
+        ends = [u for u in r.editor.of_kind(sid, "tool_call_update") if u.status]
+        assert [(u.tool_call_id, u.status) for u in ends] == [("w1", "failed")]
+        assert len(r.llm.requests) == 1
+
+
+async def test_cancel_while_the_editor_never_answers_the_permission(tmp_path: Path) -> None:
+    async with rig(tmp_path, approval_timeout=60) as r:
+        r.editor.policy.answer = None
+        sid = await r.new()
+        r.llm.push(tool_call("w1", "write_file", path="a.txt", content="x"))
+        turn = Turn(r, sid, "write")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(turn.run)
+            await r.editor.wait_for(lambda: bool(r.editor.policy.requests))
+            await r.cancel(sid)
+            assert (await turn.finished()).stop_reason == "cancelled"
+        assert not (r.workspace / "a.txt").exists()
+        ends = [u for u in r.editor.of_kind(sid, "tool_call_update") if u.status]
+        assert [(u.tool_call_id, u.status) for u in ends] == [("w1", "failed")]
+        assert (await r.prompt(sid, "next")).stop_reason == "end_turn"
+
+
+async def test_steer_after_a_cancel_resumes_the_interrupted_prompt(tmp_path: Path) -> None:
+    async with rig(tmp_path, [SLOW]) as r:
+        sid = await r.new()
+        turn = Turn(r, sid, "write the report")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(turn.run)
+            await r.editor.wait_for(lambda: bool(chunks(r, sid)))
+            await r.cancel(sid)
+            assert (await turn.finished()).stop_reason == "cancelled"
+        assert (await r.prompt(sid, "/steer use markdown")).stop_reason == "end_turn"
+        last_user = r.llm.requests[-1]["messages"][-1]["content"]
+        assert last_user == (
+            "write the report\n\nUser correction/guidance after interrupt: use markdown"
+        )
+        # Only once: a later /steer is an ordinary prompt.
+        await r.prompt(sid, "/steer plain")
+        assert r.llm.requests[-1]["messages"][-1]["content"] == "plain"

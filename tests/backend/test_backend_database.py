@@ -1,0 +1,64 @@
+"""A session database that cannot be used: the backend keeps serving from memory and
+says so, on the wire and in the log; the damaged file is left for inspection."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import anyio
+import pytest
+
+from acp_v1 import models as m
+from acpwire.rpc import RpcError
+from acpwire.server.app import Runtime
+from tests.backend.harness import STEP_S, connected, make_settings, workspace_of
+from tests.support.fake_llm import FakeLLM
+
+pytestmark = pytest.mark.anyio
+
+GARBAGE = b"this is not a database\x00\xff" * 200
+
+
+async def test_corrupt_database_keeps_serving_in_memory(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    db = home / "sessions.db"
+    db.write_bytes(GARBAGE)
+    cwd = str(workspace_of(tmp_path))
+    with FakeLLM() as llm, caplog.at_level(logging.ERROR, logger="acpwire.server.app"):
+        runtime = Runtime.create(make_settings(home, llm.base_url))
+        try:
+            assert any("sessions.db" in rec.getMessage() for rec in caplog.records)
+            async with connected(runtime) as client:
+                editor = client.handler
+                with anyio.fail_after(STEP_S):
+                    new = await client.peer.session_new(
+                        m.NewSessionRequest(cwd=cwd, mcp_servers=[])
+                    )
+                sid = new.session_id
+                await editor.wait_for(lambda: "not being saved" in editor.text(sid))
+                assert str(db) in editor.text(sid)
+                with anyio.fail_after(STEP_S):
+                    result = await client.peer.session_prompt(
+                        m.PromptRequest(session_id=sid, prompt=[m.ContentBlockText(text="hi")])
+                    )
+                assert result.stop_reason == "end_turn"
+                assert "You said: hi" in editor.text(sid)
+                # The in-memory session can be loaded on this connection.
+                with anyio.fail_after(STEP_S):
+                    await client.peer.session_load(
+                        m.LoadSessionRequest(session_id=sid, cwd=cwd, mcp_servers=[])
+                    )
+                with anyio.fail_after(STEP_S), pytest.raises(RpcError) as info:
+                    await client.peer.session_load(
+                        m.LoadSessionRequest(session_id="from-a-past-run", cwd=cwd, mcp_servers=[])
+                    )
+                assert info.value.code == -32002
+                assert "not persisted" in info.value.message
+                assert "sessions.db" in info.value.message
+        finally:
+            runtime.close()
+    assert db.read_bytes() == GARBAGE

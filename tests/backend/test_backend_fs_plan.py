@@ -1,0 +1,77 @@
+"""File tools through the editor (``fs/*``) when it advertises them, the disk otherwise,
+and the ``todo`` tool as ``plan`` updates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from acp_v1 import models as m
+from tests.backend.harness import FS_CAPS, NO_CAPS, rig, tool_call
+
+pytestmark = pytest.mark.anyio
+
+
+def tool_result(messages: list[dict[str, object]], call_id: str) -> str:
+    (found,) = [x for x in messages if x.get("role") == "tool" and x.get("tool_call_id") == call_id]
+    return str(found["content"])
+
+
+async def test_with_fs_caps_files_go_through_the_editor(tmp_path: Path) -> None:
+    async with rig(tmp_path, caps=FS_CAPS) as r:
+        source = r.workspace / "main.py"
+        source.write_text("on disk\n")
+        r.editor.buffers[str(source)] = "unsaved in the editor\n"
+        r.llm.push(tool_call("r1", "read_file", path="main.py"))
+        r.llm.push(tool_call("w1", "write_file", path="out.txt", content="written\n"))
+        r.llm.push({"text": "done"})
+        sid = await r.new()
+        assert (await r.prompt(sid, "read and write")).stop_reason == "end_turn"
+        messages = r.llm.requests[-1]["messages"]
+        assert "unsaved in the editor" in tool_result(messages, "r1")
+        assert "on disk" not in tool_result(messages, "r1")
+        assert str(source) in r.editor.reads
+        assert r.editor.writes == [(str(r.workspace / "out.txt"), "written\n")]
+
+
+@pytest.mark.parametrize("caps", [NO_CAPS, None])
+async def test_without_fs_caps_files_use_the_disk(
+    tmp_path: Path, caps: m.ClientCapabilities | None
+) -> None:
+    async with rig(tmp_path, caps=caps) as r:
+        source = r.workspace / "main.py"
+        source.write_text("on disk\n")
+        r.editor.buffers[str(source)] = "unsaved in the editor\n"
+        r.llm.push(tool_call("r1", "read_file", path="main.py"))
+        r.llm.push(tool_call("w1", "write_file", path="out.txt", content="written\n"))
+        r.llm.push({"text": "done"})
+        sid = await r.new()
+        assert (await r.prompt(sid, "read and write")).stop_reason == "end_turn"
+        messages = r.llm.requests[-1]["messages"]
+        assert "on disk" in tool_result(messages, "r1")
+        assert (r.workspace / "out.txt").read_text() == "written\n"
+        assert r.editor.reads == [] and r.editor.writes == []
+
+
+async def test_todo_becomes_a_plan(tmp_path: Path) -> None:
+    todos = [
+        {"id": "1", "content": "read the code", "status": "completed"},
+        {"id": "2", "content": "fix the bug", "status": "in_progress"},
+        {"id": "3", "content": "write docs", "status": "cancelled"},
+        {"id": "4", "content": "release", "status": "pending"},
+    ]
+    async with rig(tmp_path, [tool_call("t1", "todo", todos=todos), {"text": "planned"}]) as r:
+        sid = await r.new()
+        await r.prompt(sid, "plan it")
+        (plan,) = r.editor.of_kind(sid, "plan")
+        assert [(e.content, e.status) for e in plan.entries] == [
+            ("read the code", "completed"),
+            ("fix the bug", "in_progress"),
+            ("[cancelled] write docs", "completed"),
+            ("release", "pending"),
+        ]
+        kinds = r.editor.kinds(sid)
+        assert kinds.index("tool_call") < kinds.index("plan")
+        ends = [u for u in r.editor.of_kind(sid, "tool_call_update") if u.status]
+        assert [(u.tool_call_id, u.status) for u in ends] == [("t1", "completed")]
