@@ -173,6 +173,8 @@ def _expand_nested(defs: dict[str, JSON], union: str, member: JSON, name: str) -
 
 def _name_members(defs: dict[str, JSON], union: str, schema: JSON, key: str) -> None:
     members: list[JSON] = []
+    untagged: list[JSON] = []
+    defaulted_tag = False
     for member in schema[key]:
         if ("$ref" in member and len(member) == 1) or _is_scalar(member):
             members.append(member)
@@ -189,13 +191,25 @@ def _name_members(defs: dict[str, JSON], union: str, schema: JSON, key: str) -> 
                 prop = dict(member["properties"][tag[0]])
                 prop["default"] = tag[1]
                 defs[name].setdefault("properties", {})[tag[0]] = prop
-            members.append({"$ref": f"#/$defs/{name}"})
+                defaulted_tag = True
+                members.append({"$ref": f"#/$defs/{name}"})
+            else:
+                untagged.append({"$ref": f"#/$defs/{name}"})
             continue
         if name in defs:
             raise ShapeError(f"{union}: member name {name} collides with a definition")
         member["title"] = name
         members.append(member)
-    schema[key] = members
+    # A union without a discriminator whose tagged members got a defaulted tag: the
+    # members without a tag go first, so that input lacking the tag (the protocol's
+    # default kind, such as a stdio MCP server or an agent auth method) is not taken for
+    # a tagged member with its default. Tagged input still picks the tagged member: it
+    # sets more fields.
+    schema[key] = (
+        untagged + members
+        if defaulted_tag and "discriminator" not in schema
+        else members + untagged
+    )
 
 
 def _expand_all(defs: dict[str, JSON], union: str, schema: JSON, key: str) -> None:

@@ -100,6 +100,10 @@ class HermesAgent:
     def set_model(self, model: str) -> None:
         self._agent.model = model
 
+    def set_reasoning_effort(self, effort: str | None) -> None:
+        # Hermes reads a reasoning config dict on the agent; None restores its default.
+        self._agent.reasoning_config = {"enabled": True, "effort": effort} if effort else None
+
     def tool_descriptions(self) -> list[tuple[str, str]]:
         out = []
         for tool in getattr(self._agent, "tools", None) or []:

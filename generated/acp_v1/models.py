@@ -5265,7 +5265,7 @@ class ToolCallContentTerminal(Terminal):
     type: Literal["terminal"] = "terminal"
 
 
-AuthMethod = TypeAliasType("AuthMethod", AuthMethodTerminal | AuthMethodAgent)
+AuthMethod = TypeAliasType("AuthMethod", AuthMethodAgent | AuthMethodTerminal)
 """
 Describes an available authentication method.
 
@@ -5793,7 +5793,7 @@ class SessionUpdateNotice(Notice):
     session_update: Annotated[Literal["notice"], Field(alias="sessionUpdate")] = "notice"
 
 
-McpServer = TypeAliasType("McpServer", McpServerHttp | McpServerSse | McpServerAcp | McpServerStdio)
+McpServer = TypeAliasType("McpServer", McpServerStdio | McpServerHttp | McpServerSse | McpServerAcp)
 """
 Configuration for connecting to an MCP (Model Context Protocol) server.
 

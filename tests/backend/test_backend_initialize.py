@@ -95,12 +95,6 @@ async def test_terminal_auth_method_only_for_clients_that_can_run_it(tmp_path: P
         runtime.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="generated bindings: AuthMethod = AuthMethodTerminal | AuthMethodAgent is an "
-    "undiscriminated union and AuthMethodTerminal.type defaults to 'terminal', so an agent "
-    "method without 'type' (the schema's default kind) validates as AuthMethodTerminal",
-)
 async def test_typed_client_reads_agent_auth_method_as_agent(tmp_path: Path) -> None:
     runtime = Runtime.create(make_settings(tmp_path / "home", None))
     try:

@@ -90,12 +90,6 @@ async def test_compression_rotates_the_internal_id(tmp_path: Path) -> None:
     assert not any(str(x.get("content")).startswith("turn 0: ") for x in live)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent/render mismatch: compress.summary_exchange() stores the summary as a plain "
-    "user message, while render.replay only recognises messages flagged with SUMMARY_KEY "
-    "('acpwire_summary'), so session/load replays the summary as if the user had typed it",
-)
 async def test_load_after_compression_shows_the_summary_as_a_note(tmp_path: Path) -> None:
     async with rig(tmp_path) as r:
         sid = await r.new()

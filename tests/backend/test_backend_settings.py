@@ -170,11 +170,6 @@ async def test_relative_cwd_is_invalid_params(tmp_path: Path) -> None:
         assert [(s.session_id, s.cwd) for s in listed.sessions] == [(sid, str(r.workspace))]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent seam gap: SyncAgent has no way to take a reasoning effort, so the "
-    "advertised reasoning_effort config option is stored but never reaches the model",
-)
 async def test_reasoning_effort_reaches_the_model(tmp_path: Path) -> None:
     async with rig(tmp_path) as r:
         sid = await r.new()

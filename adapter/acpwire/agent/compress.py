@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from acpwire.agent.cancel import CancelToken
 from acpwire.agent.llm import ChatClient
-from acpwire.agent.seam import Message, TurnUsage
+from acpwire.agent.seam import SUMMARY_KEY, Message, TurnUsage
 from acpwire.agent.stream import ModelError
 
 log = logging.getLogger(__name__)
@@ -121,8 +121,8 @@ def mechanical_summary(messages: Sequence[Message]) -> str:
 
 def summary_exchange(summary: str) -> list[Message]:
     return [
-        {"role": "user", "content": f"{SUMMARY_PREFIX}\n{summary}"},
-        {"role": "assistant", "content": SUMMARY_ACK},
+        {"role": "user", "content": f"{SUMMARY_PREFIX}\n{summary}", SUMMARY_KEY: True},
+        {"role": "assistant", "content": SUMMARY_ACK, SUMMARY_KEY: True},
     ]
 
 

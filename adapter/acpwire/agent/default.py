@@ -20,7 +20,7 @@ from acpwire.agent import compress as ctx_size
 from acpwire.agent.cancel import CancelToken
 from acpwire.agent.config import AgentConfig, ConfigError
 from acpwire.agent.llm import ChatClient
-from acpwire.agent.seam import Message, StopKind, TurnHooks, TurnResult, TurnUsage
+from acpwire.agent.seam import SUMMARY_KEY, Message, StopKind, TurnHooks, TurnResult, TurnUsage
 from acpwire.agent.stream import ModelCancelled, ModelError, ModelReply, ToolCall
 from acpwire.agent.toolcalls import (
     INTERRUPTED,
@@ -46,7 +46,7 @@ TOOL_RESULT_CAP = 100_000
 COMPRESS_AT = 0.8
 KEEP_RECENT_TURNS = 2
 _FINISH_STOPS: dict[str, StopKind] = {"length": "max_tokens", "content_filter": "refusal"}
-_WIRE_DROP = ("reasoning_content", "reasoning")
+_WIRE_DROP = ("reasoning_content", "reasoning", SUMMARY_KEY)
 
 SYSTEM_PROMPT = """You are a coding agent working in the user's project through their editor.
 Working directory: {cwd}
@@ -104,6 +104,7 @@ class DefaultAgent:
         self._turn: _Turn | None = None
         self._session_id = str(uuid.uuid4())
         self._last_cwd = ""
+        self._reasoning_effort: str | None = None
 
     @property
     def internal_session_id(self) -> str:
@@ -117,6 +118,10 @@ class DefaultAgent:
         if not model.strip():
             raise ValueError("model must not be empty")
         self._model = model.strip()
+
+    def set_reasoning_effort(self, effort: str | None) -> None:
+        """``low``/``medium``/``high`` go to the model as ``reasoning_effort``; None omits it."""
+        self._reasoning_effort = effort
 
     def tool_descriptions(self) -> list[tuple[str, str]]:
         return self.tools.descriptions()
@@ -224,6 +229,7 @@ class DefaultAgent:
             messages=self._wire(messages, cwd),
             tools=self.tools.specs(),
             temperature=self._config.temperature,
+            reasoning_effort=self._reasoning_effort,
             cancel=turn.token,
             on_text=on_text,
             on_reasoning=turn.hooks.on_thought_delta,

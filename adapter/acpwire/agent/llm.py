@@ -111,6 +111,7 @@ class ChatClient:
         cancel: CancelToken,
         tools: Sequence[Mapping[str, Any]] = (),
         temperature: float | None = None,
+        reasoning_effort: str | None = None,
         on_text: TextSink | None = None,
         on_reasoning: TextSink | None = None,
     ) -> ModelReply:
@@ -127,6 +128,8 @@ class ChatClient:
             body["tools"] = list(tools)
         if temperature is not None:
             body["temperature"] = temperature
+        if reasoning_effort is not None:
+            body["reasoning_effort"] = reasoning_effort
         items: queue.Queue[_Item] = queue.Queue()
         holder = _ResponseHolder()
         unregister_wake = cancel.on_cancel(lambda: items.put(_CANCELLED))

@@ -27,6 +27,10 @@ from typing import Any, Literal, Protocol, TypedDict
 Message = dict[str, Any]
 """One chat message in OpenAI chat-completions shape (role, content, tool_calls, ...)."""
 
+SUMMARY_KEY = "acpwire_summary"
+"""Set (true) on the messages a context compression wrote in place of older turns, so a
+replay can show them as a note; agents strip it before sending messages to a model."""
+
 StopKind = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
 ApprovalAnswer = Literal["once", "session", "always", "deny"]
 
@@ -188,6 +192,11 @@ class SyncAgent(Protocol):
         ...
 
     def set_model(self, model: str) -> None: ...
+    def set_reasoning_effort(self, effort: str | None) -> None:
+        """How hard a reasoning model should think (``low``/``medium``/``high``); None = the
+        model's default."""
+        ...
+
     def close(self) -> None:
         """Release resources (MCP clients, HTTP pools)."""
         ...

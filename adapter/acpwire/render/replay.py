@@ -21,6 +21,7 @@ from acp_v1.models import (
     SessionUpdateToolCallUpdate,
     SessionUpdateUserMessageChunk,
 )
+from acpwire.agent import seam
 from acpwire.agent.seam import Message, ToolEnd, ToolStart
 from acpwire.render.plan import plan_from_todo_result
 from acpwire.render.text import coerce_args, text_of
@@ -28,7 +29,7 @@ from acpwire.render.tools import end_update, start_update
 
 log = logging.getLogger(__name__)
 
-SUMMARY_KEY: Final = "acpwire_summary"
+SUMMARY_KEY: Final = seam.SUMMARY_KEY
 """A message with this key set to true holds the summary of compressed older turns."""
 SUMMARY_NOTE: Final = "[Earlier conversation compressed]"
 NO_RESULT: Final = "no result recorded"
@@ -99,6 +100,8 @@ class _Replay:
 
     def message(self, index: int, message: Message) -> None:
         role = message.get("role")
+        if message.get(SUMMARY_KEY) and role == "assistant":
+            return  # the acknowledgement of a summary: the note says it all
         if message.get(SUMMARY_KEY):
             summary = content_text(message.get("content")).strip()
             note = f"{SUMMARY_NOTE}\n{summary}" if summary else SUMMARY_NOTE

@@ -303,6 +303,7 @@ class AcpBackend:
             await self.blocking(lambda: self.manager.update(state, model=change.value))
         else:
             state.reasoning_effort = change.value
+            state.agent.set_reasoning_effort(None if change.value == "default" else change.value)
             stored = dict(state.record.config_options, reasoning_effort=change.value)
             await self.blocking(lambda: self.manager.update(state, config_options=stored))
         await self.turns.send_config(state)

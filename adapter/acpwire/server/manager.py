@@ -45,6 +45,9 @@ class SessionManager:
     ) -> SessionState:
         state = SessionState(record=record, agent=agent, history=history)
         state.reasoning_effort = str(record.config_options.get("reasoning_effort", "default"))
+        agent.set_reasoning_effort(
+            None if state.reasoning_effort == "default" else state.reasoning_effort
+        )
         with self._lock:
             self._open[record.id] = state
         return state
