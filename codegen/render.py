@@ -102,6 +102,7 @@ def render_all(
     inbound: list[dict[str, Any]] = []
     for role in ("agent", "client"):
         names_for_role: list[str] = []
+        pairs: list[tuple[str, str]] = []
         for m in methods:
             if m.side not in (role, "protocol"):
                 continue
@@ -109,7 +110,15 @@ def render_all(
             if m.side == role or role == "agent":
                 envelopes.append(Envelope(env_name, m.name, m.kind, m.params))
             names_for_role.append(env_name)
-        inbound.append({"alias": f"{role.title()}Inbound", "role": role, "names": names_for_role})
+            pairs.append((env_name, m.name))
+        inbound.append(
+            {
+                "alias": f"{role.title()}Inbound",
+                "role": role,
+                "names": names_for_role,
+                "pairs": pairs,
+            }
+        )
     files["dispatch.py"] = env.get_template("dispatch.py.j2").render(
         header=header, envelopes=envelopes, inbound=inbound
     )

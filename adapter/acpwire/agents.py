@@ -16,10 +16,7 @@ import threading
 from collections.abc import Mapping
 
 from acpwire.agent.config import AgentConfig, ConfigError, complete_config, resolve_config
-from acpwire.agent.default import DefaultAgent
-from acpwire.agent.llm import list_models
 from acpwire.agent.seam import SyncAgent
-from acpwire.agent.stream import ModelError
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +72,9 @@ class DefaultAgentFactory:
         config = self._resolve()
         if config is None or config.base_url is None:
             return []
+        from acpwire.agent.llm import list_models
+        from acpwire.agent.stream import ModelError
+
         with self._lock:
             if self._models is None:
                 try:
@@ -89,6 +89,9 @@ class DefaultAgentFactory:
         config = self._resolve()
         if config is None or config.base_url is None:
             return self._problem or "no model endpoint configured"
+        from acpwire.agent.llm import list_models
+        from acpwire.agent.stream import ModelError
+
         try:
             list_models(config.base_url, config.api_key, timeout=5.0)
         except ModelError as exc:
@@ -101,6 +104,8 @@ class DefaultAgentFactory:
             raise ConfigError(self._problem or "no model provider configured")
         if model:
             config = dataclasses.replace(config, model=model)
+        from acpwire.agent.default import DefaultAgent  # the HTTP client loads with the first agent
+
         return DefaultAgent(config)
 
 

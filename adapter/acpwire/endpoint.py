@@ -19,14 +19,15 @@ produces the precise JSON-RPC error.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from typing import Any, Final, Literal, Protocol
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from acp_v1 import interfaces, methods
-from acp_v1.dispatch import NO_ID, inbound_adapter
+from acp_v1 import dispatch, interfaces, methods
+from acp_v1.dispatch import NO_ID
 from acp_v1.methods import MethodSpec
 
 from .rpc import RequestContext, internal_error, method_not_found
@@ -83,11 +84,11 @@ class AcpEndpoint:
         self._bound: dict[str, Callable[[Any], Awaitable[Any]] | None] = {}
         self._adapters: dict[str, TypeAdapter[Any]] = {}
         self._handler = handler
-        self._inbound = inbound_adapter(role)
-        self._prefixes = [
-            (f'{{"jsonrpc":"2.0","method":"{spec.method}","params":'.encode(), spec)
-            for spec in self._notifications.values()
-        ]
+        envelopes = dispatch.AGENT_ENVELOPES if role == "agent" else dispatch.CLIENT_ENVELOPES
+        self._envelopes = {method.encode(): model for method, model in envelopes.items()}
+        self._notes_by_bytes = {
+            method.encode(): spec for method, spec in self._notifications.items()
+        }
 
     def bind(self, handler: object) -> None:
         """Set the handler object (for handlers that need the connection to exist first)."""
@@ -117,12 +118,9 @@ class AcpEndpoint:
         return bound
 
     def _params(self, spec: MethodSpec, params: object) -> object:
-        if isinstance(params, BaseModel) and isinstance(params, _model_class(spec.params)):
-            return params
-        adapter = self._adapters.get(spec.method)
-        if adapter is None:
-            adapter = self._adapters[spec.method] = TypeAdapter(spec.params)
-        return adapter.validate_python({} if params is None else params)
+        if isinstance(params, BaseModel):
+            return params  # built by the decoder from this method's own params type
+        return self._adapter(spec).validate_python({} if params is None else params)
 
     async def on_request(self, method: str, params: object, ctx: RequestContext) -> object:
         spec = self._requests.get(method)
@@ -166,32 +164,50 @@ class AcpEndpoint:
     # -- decoding --------------------------------------------------------------------
 
     def decode(self, line: bytes) -> rpc_messages.Incoming:
-        """One-pass decode of valid ACP messages; the general decoder for the rest."""
-        line = line.rstrip()
-        for prefix, spec in self._prefixes:
-            if line.startswith(prefix) and line.endswith(b"}"):
-                # The canonical key order puts params last, so the rest is its value;
-                # anything else fails to parse as one JSON value and falls through.
-                adapter = self._adapters.get(spec.method)
-                if adapter is None:
-                    adapter = self._adapters[spec.method] = TypeAdapter(spec.params)
+        """One-pass decode of valid ACP messages; the general decoder for the rest.
+
+        1. A notification in canonical key order (``jsonrpc``, ``method``, ``params``
+           last: what SDKs write) validates its params straight from the bytes.
+        2. Otherwise the ``method`` value is found in the bytes and the whole message is
+           validated against that method's envelope model.
+        Either only ever produces a message that is valid as a whole; anything else
+        (responses, unknown methods, invalid params) takes the general path, which
+        produces the precise JSON-RPC error.
+        """
+        if line.startswith(_HEAD):
+            end = line.find(b'"', _HEAD_LEN)
+            spec = self._notes_by_bytes.get(line[_HEAD_LEN:end])
+            if spec is not None and line.startswith(_PARAMS, end) and line.endswith(b"}"):
                 try:
-                    return rpc_messages.Notification(
-                        spec.method, adapter.validate_json(line[len(prefix) : -1])
-                    )
+                    params = self._adapter(spec).validate_json(line[end + _PARAMS_LEN : -1])
                 except ValidationError:
-                    break
-        try:
-            envelope = self._inbound.validate_json(line)
-        except ValidationError:
-            return rpc_messages.decode_message(line)
-        if envelope.id is NO_ID:
-            return rpc_messages.Notification(envelope.method, envelope.params)
-        return rpc_messages.Request(envelope.id, envelope.method, envelope.params)
+                    pass
+                else:
+                    return rpc_messages.Notification(spec.method, params)
+        found = _METHOD.search(line)
+        envelope = self._envelopes.get(found.group(1)) if found else None
+        if envelope is not None:
+            try:
+                message: Any = envelope.model_validate_json(line)
+            except ValidationError:
+                return rpc_messages.decode_message(line)
+            if message.id is NO_ID:
+                return rpc_messages.Notification(message.method, message.params)
+            return rpc_messages.Request(message.id, message.method, message.params)
+        return rpc_messages.decode_message(line)
+
+    def _adapter(self, spec: MethodSpec) -> TypeAdapter[Any]:
+        adapter = self._adapters.get(spec.method)
+        if adapter is None:
+            adapter = self._adapters[spec.method] = TypeAdapter(spec.params)
+        return adapter
 
 
-def _model_class(tp: Any) -> tuple[type, ...]:
-    return (tp,) if isinstance(tp, type) else ()
+_HEAD: Final = b'{"jsonrpc":"2.0","method":"'
+_HEAD_LEN: Final = len(_HEAD)
+_PARAMS: Final = b'","params":'
+_PARAMS_LEN: Final = len(_PARAMS)
+_METHOD: Final = re.compile(rb'"method"\s*:\s*"([^"\\]{1,128})"')
 
 
 def _short(exc: ValidationError) -> str:

@@ -14,7 +14,8 @@ class AcpModel(BaseModel):
 
     Construct with either name (``tool_call_id=`` or ``toolCallId=``); serialize with
     ``model_dump_json(by_alias=True, exclude_none=True)`` (what the runtime does).
-    Unknown keys are ignored, as the protocol asks of receivers.
+    Unknown keys are ignored, as the protocol asks of receivers. Validators are built on
+    first use of each model (``defer_build``), so importing the bindings stays cheap.
     """
 
     model_config = ConfigDict(
@@ -22,4 +23,5 @@ class AcpModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
         extra="ignore",
+        defer_build=True,
     )

@@ -350,6 +350,34 @@ class TerminalWaitForExitRequestEnvelope(AcpModel):
     params: m.WaitForTerminalExitRequest
 
 
+AGENT_ENVELOPES: Final[dict[str, type[AcpModel]]] = {
+    "auth/status": AuthStatusRequestEnvelope,
+    "authenticate": AuthenticateRequestEnvelope,
+    "initialize": InitializeRequestEnvelope,
+    "logout": LogoutRequestEnvelope,
+    "mcp/message": McpMessageNotificationEnvelope,
+    "providers/disable": ProvidersDisableRequestEnvelope,
+    "providers/list": ProvidersListRequestEnvelope,
+    "providers/set": ProvidersSetRequestEnvelope,
+    "session/archive": SessionArchiveRequestEnvelope,
+    "session/cancel": SessionCancelNotificationEnvelope,
+    "session/close": SessionCloseRequestEnvelope,
+    "session/delete": SessionDeleteRequestEnvelope,
+    "session/fork": SessionForkRequestEnvelope,
+    "session/list": SessionListRequestEnvelope,
+    "session/load": SessionLoadRequestEnvelope,
+    "session/new": SessionNewRequestEnvelope,
+    "session/prompt": SessionPromptRequestEnvelope,
+    "session/resume": SessionResumeRequestEnvelope,
+    "session/set_config_option": SessionSetConfigOptionRequestEnvelope,
+    "session/set_mode": SessionSetModeRequestEnvelope,
+    "session/set_title": SessionSetTitleRequestEnvelope,
+    "session/status": SessionStatusRequestEnvelope,
+    "session/unarchive": SessionUnarchiveRequestEnvelope,
+    "$/cancel_request": CancelRequestNotificationEnvelope,
+}
+"""Method -> envelope model of every message the agent may receive."""
+
 AgentInbound = Annotated[
     AuthStatusRequestEnvelope
     | AuthenticateRequestEnvelope
@@ -378,6 +406,24 @@ AgentInbound = Annotated[
     Field(discriminator="method"),
 ]
 """Every message the agent may receive, one model per method."""
+
+CLIENT_ENVELOPES: Final[dict[str, type[AcpModel]]] = {
+    "auth/status_update": AuthStatusUpdateNotificationEnvelope,
+    "elicitation/complete": ElicitationCompleteNotificationEnvelope,
+    "elicitation/create": ElicitationCreateRequestEnvelope,
+    "fs/read_text_file": FsReadTextFileRequestEnvelope,
+    "fs/write_text_file": FsWriteTextFileRequestEnvelope,
+    "mcp/message": McpMessageRequestEnvelope,
+    "session/request_permission": SessionRequestPermissionRequestEnvelope,
+    "session/update": SessionUpdateNotificationEnvelope,
+    "terminal/create": TerminalCreateRequestEnvelope,
+    "terminal/kill": TerminalKillRequestEnvelope,
+    "terminal/output": TerminalOutputRequestEnvelope,
+    "terminal/release": TerminalReleaseRequestEnvelope,
+    "terminal/wait_for_exit": TerminalWaitForExitRequestEnvelope,
+    "$/cancel_request": CancelRequestNotificationEnvelope,
+}
+"""Method -> envelope model of every message the client may receive."""
 
 ClientInbound = Annotated[
     AuthStatusUpdateNotificationEnvelope

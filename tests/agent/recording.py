@@ -6,8 +6,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from acpwire.agent import DefaultAgent
 from acpwire.agent.cancel import CancelToken
+from acpwire.agent.default import DefaultAgent
 from acpwire.agent.seam import (
     ApprovalAnswer,
     CommandProposal,

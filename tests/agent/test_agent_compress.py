@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from acpwire.agent import DefaultAgent
 from acpwire.agent.compress import (
     SUMMARY_INSTRUCTIONS,
     SUMMARY_PREFIX,
@@ -13,6 +12,7 @@ from acpwire.agent.compress import (
     estimate_tokens,
     split_turns,
 )
+from acpwire.agent.default import DefaultAgent
 from acpwire.agent.seam import Message
 from tests.agent.recording import run_once
 from tests.support.fake_llm import FakeLLM

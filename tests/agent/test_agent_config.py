@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from acpwire.agent import (
+from acpwire.agent.config import (
     AgentConfig,
     ConfigError,
     complete_config,

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from acpwire.agent import CancelToken, ChatClient, ModelCancelled, ModelError, ModelReply
-from acpwire.agent.stream import ReplyAssembler, SSEDecoder
+from acpwire.agent.cancel import CancelToken
+from acpwire.agent.llm import ChatClient
+from acpwire.agent.stream import ModelCancelled, ModelError, ModelReply, ReplyAssembler, SSEDecoder
 from tests.support.fake_llm import FakeLLM
 
 USER = [{"role": "user", "content": "hi"}]

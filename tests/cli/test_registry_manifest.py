@@ -26,3 +26,10 @@ def test_manifest_fields_and_version_match_the_package() -> None:
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert data["version"] == version
     assert data["distribution"]["uvx"]["package"] == f"acpwire=={version}"
+
+
+def test_package_version_matches_pyproject() -> None:
+    import acpwire
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert acpwire.__version__ == version

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.agent import AgentConfig, DefaultAgent
+from acpwire.agent.config import AgentConfig
+from acpwire.agent.default import DefaultAgent
 from acpwire.server.state import SessionState
 from acpwire.store import SessionRecord
 from tests.mcp.support import MakeState

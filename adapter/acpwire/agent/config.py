@@ -13,7 +13,6 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from acpwire.agent.llm import list_models
 from acpwire.agent.stream import ModelError
 
 log = logging.getLogger(__name__)
@@ -107,6 +106,8 @@ def discover_local_server(
     candidates: Sequence[str] = LOCAL_SERVERS, *, timeout: float = 0.5
 ) -> str | None:
     """The first base URL in ``candidates`` that answers ``GET /models`` with a model list."""
+    from acpwire.agent.llm import list_models  # httpx: only when probing
+
     for base_url in candidates:
         try:
             models = list_models(base_url, None, timeout=timeout)
@@ -121,6 +122,8 @@ def discover_local_server(
 
 def pick_default_model(base_url: str, api_key: str | None, *, timeout: float = 5.0) -> str:
     """The first model listed by the endpoint; raises :class:`ConfigError` when none."""
+    from acpwire.agent.llm import list_models  # httpx: only when probing
+
     try:
         models = list_models(base_url, api_key, timeout=timeout)
     except ModelError as exc:

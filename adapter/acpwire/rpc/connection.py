@@ -159,6 +159,18 @@ class Connection:
     async def _write(self, line: bytes) -> None:
         if self._closed:
             raise ConnectionClosedError()
+        lock = self._write_lock
+        if not lock.locked():
+            # Uncontended (the streaming hot path): our transports either queue the
+            # whole frame or wait before queuing any of it, so no shield is needed.
+            lock.acquire_nowait()
+            try:
+                await self._send.send(line)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+                raise ConnectionClosedError(f"Connection closed: {exc!r}") from exc
+            finally:
+                lock.release()
+            return
         # Shielded: a frame cut off half-way would corrupt every later message.
         with anyio.CancelScope(shield=True):
             async with self._write_lock:

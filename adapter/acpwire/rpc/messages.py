@@ -130,26 +130,20 @@ def message_from_json(obj: object) -> Incoming:
 def encode_request(msg_id: RequestId, method: str, params: object = None) -> bytes:
     _check_params(params)
     if params is None:
-        return encode_line(_JSONRPC, b',"id":', _dumps(msg_id), b',"method":', _dumps(method), b"}")
+        return encode_line(_JSONRPC, _id_part(msg_id), _method_part(method), b"}")
     return encode_line(
-        _JSONRPC,
-        b',"id":',
-        _dumps(msg_id),
-        b',"method":',
-        _dumps(method),
-        b',"params":',
-        encode_value(params),
-        b"}",
+        _JSONRPC, _id_part(msg_id), _method_part(method), b',"params":', encode_value(params), b"}"
     )
 
 
 def encode_notification(method: str, params: object = None) -> bytes:
+    if isinstance(params, BaseModel):  # the hot path: one serializer call, one join
+        body = params.__pydantic_serializer__.to_json(params, by_alias=True, exclude_none=True)
+        return b"".join((_JSONRPC, _method_part(method), b',"params":', body, b"}\n"))
     _check_params(params)
     if params is None:
-        return encode_line(_JSONRPC, b',"method":', _dumps(method), b"}")
-    return encode_line(
-        _JSONRPC, b',"method":', _dumps(method), b',"params":', encode_value(params), b"}"
-    )
+        return encode_line(_JSONRPC, _method_part(method), b"}")
+    return encode_line(_JSONRPC, _method_part(method), b',"params":', encode_value(params), b"}")
 
 
 def encode_result(msg_id: RequestId, result: object) -> bytes:
