@@ -37,6 +37,10 @@ GENERATOR_OPTIONS = (
     "--disable-timestamp",
     # Evaluated annotations import faster than strings pydantic must compile one by one.
     "--disable-future-imports",
+    # JSON integers and booleans only: no "1" -> 1 or true -> 1 coercion on the wire.
+    "--strict-types",
+    "int",
+    "bool",
     # URIs stay plain strings: pydantic's URL type costs import time and normalises values.
     "--type-mappings",
     "string+uri=string",

@@ -133,7 +133,7 @@ class AcpEndpoint:
             raise method_not_found(method)
         token = _CURRENT.set(ctx)
         try:
-            result = await handler(self._params(spec, params))
+            result = await handler(self._initialize_params(spec, params))
         finally:
             _CURRENT.reset(token)
         if result is None:
@@ -195,6 +195,23 @@ class AcpEndpoint:
                 return rpc_messages.Notification(message.method, message.params)
             return rpc_messages.Request(message.id, message.method, message.params)
         return rpc_messages.decode_message(line)
+
+    def _initialize_params(self, spec: MethodSpec, params: object) -> object:
+        """Params for ``spec``; an ``initialize`` whose ``protocolVersion`` is not an
+        integer (date strings from MCP-style clients, ``"1"``) is not coerced but read as
+        a version we do not speak, so negotiation answers ours and the client decides."""
+        try:
+            return self._params(spec, params)
+        except ValidationError as exc:
+            if spec.method != methods.INITIALIZE or not isinstance(params, dict):
+                raise
+            if any(err["loc"][:1] != ("protocolVersion",) for err in exc.errors()):
+                raise
+            logger.warning(
+                "initialize with protocolVersion %r: not a version we speak",
+                params.get("protocolVersion"),
+            )
+            return self._params(spec, {**params, "protocolVersion": 0})
 
     def _adapter(self, spec: MethodSpec) -> TypeAdapter[Any]:
         adapter = self._adapters.get(spec.method)

@@ -9,6 +9,8 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     ConfigDict,
     Field,
+    StrictBool,
+    StrictInt,
     ValidationInfo,
     ValidatorFunctionWrapHandler,
     field_validator,
@@ -55,7 +57,7 @@ class AuthAccount(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    active: bool | None = None
+    active: StrictBool | None = None
     """
     Whether the agent currently uses this account by default.
 
@@ -104,7 +106,7 @@ class AuthCapabilities(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    terminal: bool | None = False
+    terminal: StrictBool | None = False
     """
     Whether the client supports `terminal` authentication methods.
 
@@ -324,7 +326,7 @@ class BooleanPropertySchema(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    default: bool | None = None
+    default: StrictBool | None = None
     """
     Default value.
 
@@ -553,7 +555,7 @@ class ElicitationAcceptAction(AcpModel):
 
 
 ElicitationContentValue = TypeAliasType(
-    "ElicitationContentValue", str | int | float | bool | list[str]
+    "ElicitationContentValue", str | StrictInt | float | StrictBool | list[str]
 )
 """
 Allowed wire representations for `ElicitationContentValue`.
@@ -723,11 +725,11 @@ class FileSystemCapabilities(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    read_text_file: Annotated[bool | None, Field(alias="readTextFile")] = False
+    read_text_file: Annotated[StrictBool | None, Field(alias="readTextFile")] = False
     """
     Whether the Client supports `fs/read_text_file` requests.
     """
-    write_text_file: Annotated[bool | None, Field(alias="writeTextFile")] = False
+    write_text_file: Annotated[StrictBool | None, Field(alias="writeTextFile")] = False
     """
     Whether the Client supports `fs/write_text_file` requests.
     """
@@ -819,7 +821,7 @@ class IntegerPropertySchema(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    default: int | None = None
+    default: StrictInt | None = None
     """
     Default value.
 
@@ -831,13 +833,13 @@ class IntegerPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    maximum: int | None = None
+    maximum: StrictInt | None = None
     """
     Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    minimum: int | None = None
+    minimum: StrictInt | None = None
     """
     Minimum value (inclusive).
 
@@ -1120,7 +1122,7 @@ class McpCapabilities(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    acp: bool | None = False
+    acp: StrictBool | None = False
     """
     **UNSTABLE**
 
@@ -1128,11 +1130,11 @@ class McpCapabilities(AcpModel):
 
     Agent supports `acp` MCP servers.
     """
-    http: bool | None = False
+    http: StrictBool | None = False
     """
     Agent supports `http` MCP servers.
     """
-    sse: bool | None = False
+    sse: StrictBool | None = False
     """
     Agent supports `sse` MCP servers.
     """
@@ -1156,7 +1158,7 @@ class McpError(AcpModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    code: int
+    code: StrictInt
     """
     Inner MCP error code. Never an ACP error code.
     """
@@ -1656,18 +1658,18 @@ class PromptCapabilities(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    audio: bool | None = False
+    audio: StrictBool | None = False
     """
     Agent supports `audio` content blocks.
     """
-    embedded_context: Annotated[bool | None, Field(alias="embeddedContext")] = False
+    embedded_context: Annotated[StrictBool | None, Field(alias="embeddedContext")] = False
     """
     Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include `resource` content blocks
     in prompt requests for pieces of context that are referenced in the message.
     """
-    image: bool | None = False
+    image: StrictBool | None = False
     """
     Agent supports `image` content blocks.
     """
@@ -1687,7 +1689,7 @@ class PromptCapabilities(AcpModel):
         return lenient_error_none(v, handler, info)
 
 
-ProtocolVersion = TypeAliasType("ProtocolVersion", Annotated[int, Field(ge=0, le=65535)])
+ProtocolVersion = TypeAliasType("ProtocolVersion", Annotated[StrictInt, Field(ge=0, le=65535)])
 """
 Protocol version identifier.
 
@@ -1750,7 +1752,7 @@ class ProviderInfo(AcpModel):
     """
     Provider identifier, for example "main" or "openai".
     """
-    required: bool
+    required: StrictBool
     """
     Whether this provider is mandatory and cannot be disabled via `providers/disable`.
     If true, clients must not call `providers/disable` for this provider ID.
@@ -1911,7 +1913,7 @@ class ReleaseTerminalResponse(AcpModel):
         return lenient_error_none(v, handler, info)
 
 
-RequestId = TypeAliasType("RequestId", int | str | None)
+RequestId = TypeAliasType("RequestId", StrictInt | str | None)
 """
 JSON RPC Request Id
 
@@ -2083,7 +2085,7 @@ class SessionCloseCapabilities(AcpModel):
 
 
 class SessionConfigBoolean(AcpModel):
-    current_value: Annotated[bool, Field(alias="currentValue")]
+    current_value: Annotated[StrictBool, Field(alias="currentValue")]
     """
     The current value of the boolean option.
     """
@@ -2218,7 +2220,7 @@ class SessionInfo(AcpModel):
     by the Agent. Omitted and empty values are equivalent: the response
     reports no additional roots.
     """
-    archived: bool | None = None
+    archived: StrictBool | None = None
     """
     **UNSTABLE**
 
@@ -2533,7 +2535,7 @@ class SetSessionConfigOptionRequestBoolean(AcpModel):
     The ID of the session to set the configuration option for.
     """
     type: Literal["boolean"] = "boolean"
-    value: bool
+    value: StrictBool
     """
     The boolean value.
     """
@@ -2792,13 +2794,13 @@ class StringPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
-    max_length: Annotated[int | None, Field(alias="maxLength", ge=0)] = None
+    max_length: Annotated[StrictInt | None, Field(alias="maxLength", ge=0)] = None
     """
     Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
-    min_length: Annotated[int | None, Field(alias="minLength", ge=0)] = None
+    min_length: Annotated[StrictInt | None, Field(alias="minLength", ge=0)] = None
     """
     Minimum string length.
 
@@ -2908,7 +2910,7 @@ class TerminalExitStatus(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    exit_code: Annotated[int | None, Field(alias="exitCode", ge=0)] = None
+    exit_code: Annotated[StrictInt | None, Field(alias="exitCode", ge=0)] = None
     """
     The process exit code (may be null if terminated by signal).
     """
@@ -2974,7 +2976,7 @@ class TerminalOutputResponse(AcpModel):
     """
     The terminal output captured so far.
     """
-    truncated: bool
+    truncated: StrictBool
     """
     Whether the output was truncated due to byte limits.
     """
@@ -3060,7 +3062,7 @@ class ToolCallLocation(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    line: Annotated[int | None, Field(ge=0)] = None
+    line: Annotated[StrictInt | None, Field(ge=0)] = None
     """
     Optional 1-based line number within the file.
     """
@@ -3194,27 +3196,27 @@ class Usage(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    cached_read_tokens: Annotated[int | None, Field(alias="cachedReadTokens", ge=0)] = None
+    cached_read_tokens: Annotated[StrictInt | None, Field(alias="cachedReadTokens", ge=0)] = None
     """
     Total cache read tokens.
     """
-    cached_write_tokens: Annotated[int | None, Field(alias="cachedWriteTokens", ge=0)] = None
+    cached_write_tokens: Annotated[StrictInt | None, Field(alias="cachedWriteTokens", ge=0)] = None
     """
     Total cache write tokens.
     """
-    input_tokens: Annotated[int, Field(alias="inputTokens", ge=0)]
+    input_tokens: Annotated[StrictInt, Field(alias="inputTokens", ge=0)]
     """
     Total input tokens across all turns.
     """
-    output_tokens: Annotated[int, Field(alias="outputTokens", ge=0)]
+    output_tokens: Annotated[StrictInt, Field(alias="outputTokens", ge=0)]
     """
     Total output tokens across all turns.
     """
-    thought_tokens: Annotated[int | None, Field(alias="thoughtTokens", ge=0)] = None
+    thought_tokens: Annotated[StrictInt | None, Field(alias="thoughtTokens", ge=0)] = None
     """
     Total thought/reasoning tokens
     """
-    total_tokens: Annotated[int, Field(alias="totalTokens", ge=0)]
+    total_tokens: Annotated[StrictInt, Field(alias="totalTokens", ge=0)]
     """
     Sum of all token types across session.
     """
@@ -3242,11 +3244,11 @@ class UsageUpdate(AcpModel):
     """
     Cumulative session cost (optional).
     """
-    size: Annotated[int, Field(ge=0)]
+    size: Annotated[StrictInt, Field(ge=0)]
     """
     Total context window size in tokens.
     """
-    used: Annotated[int, Field(ge=0)]
+    used: Annotated[StrictInt, Field(ge=0)]
     """
     Tokens currently in context.
     """
@@ -3294,7 +3296,7 @@ class WaitForTerminalExitResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    exit_code: Annotated[int | None, Field(alias="exitCode", ge=0)] = None
+    exit_code: Annotated[StrictInt | None, Field(alias="exitCode", ge=0)] = None
     """
     The process exit code (may be null if terminated by signal).
     """
@@ -3816,7 +3818,7 @@ class CreateTerminalRequest(AcpModel):
     """
     Environment variables for the command.
     """
-    output_byte_limit: Annotated[int | None, Field(alias="outputByteLimit", ge=0)] = None
+    output_byte_limit: Annotated[StrictInt | None, Field(alias="outputByteLimit", ge=0)] = None
     """
     Maximum number of output bytes to retain.
 
@@ -4057,7 +4059,7 @@ Resource content that can be embedded in a message.
 """
 
 
-ErrorCode = TypeAliasType("ErrorCode", KnownErrorCode | int)
+ErrorCode = TypeAliasType("ErrorCode", KnownErrorCode | StrictInt)
 """
 Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -4489,13 +4491,13 @@ class MultiSelectPropertySchema(AcpModel):
     """
     The items definition describing allowed values.
     """
-    max_items: Annotated[int | None, Field(alias="maxItems", ge=0)] = None
+    max_items: Annotated[StrictInt | None, Field(alias="maxItems", ge=0)] = None
     """
     Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
     """
-    min_items: Annotated[int | None, Field(alias="minItems", ge=0)] = None
+    min_items: Annotated[StrictInt | None, Field(alias="minItems", ge=0)] = None
     """
     Minimum number of items to select.
 
@@ -4739,11 +4741,11 @@ class ReadTextFileRequest(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    limit: Annotated[int | None, Field(ge=0)] = None
+    limit: Annotated[StrictInt | None, Field(ge=0)] = None
     """
     Maximum number of lines to read.
     """
-    line: Annotated[int | None, Field(ge=0)] = None
+    line: Annotated[StrictInt | None, Field(ge=0)] = None
     """
     Line number to start reading from (1-based).
     """
@@ -4853,7 +4855,7 @@ class ResourceLink(AcpModel):
     """
     Human-readable name shown for this protocol object.
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     Optional size of the linked resource in bytes, if known.
     """
@@ -5389,7 +5391,7 @@ class ClientCapabilities(AcpModel):
     Supplying `{}` means the client understands child associations, work-state
     snapshots, session-directed messages, and restricted-session semantics.
     """
-    terminal: bool | None = False
+    terminal: StrictBool | None = False
     """
     Whether the Client support all `terminal/*` methods.
     """
@@ -6567,7 +6569,7 @@ class AgentCapabilities(AcpModel):
     """
     Authentication-related capabilities supported by the agent.
     """
-    load_session: Annotated[bool | None, Field(alias="loadSession")] = False
+    load_session: Annotated[StrictBool | None, Field(alias="loadSession")] = False
     """
     Whether the agent supports `session/load`.
     """

@@ -158,3 +158,34 @@ async def test_invalid_params_answer_32602_and_meta_stays_separate() -> None:
     assert "cwd" in by_id[1]["error"]["message"]
     assert by_id[2]["result"] == {"sessionId": "s-2"}
     assert seen[0].cwd == "/visible" and seen[0].meta == {"cwd": "/hidden"}
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "1", True, 1.0, None, 99])
+async def test_initialize_with_an_unsupported_or_non_integer_version_is_answered_1(
+    version: object,
+) -> None:
+    from acpwire.server.lifecycle import negotiate
+
+    seen: list[int] = []
+
+    class Negotiating(EchoAgent):
+        async def initialize(self, params: m.InitializeRequest) -> m.InitializeResponse:
+            seen.append(params.protocol_version)
+            return m.InitializeResponse(protocol_version=negotiate(params.protocol_version))
+
+    (a_recv, a_send), (c_recv, c_send) = memory_pair()
+    agent = AgentConnection(Negotiating, a_recv, a_send)
+    params: dict[str, Any] = {} if version is None else {"protocolVersion": version}
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(agent.serve)
+        with anyio.fail_after(5):
+            msg = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+            await c_send.send(json.dumps(msg).encode() + b"\n")
+            buf = b""
+            while b"\n" not in buf:
+                buf += await c_recv.receive()
+        tg.cancel_scope.cancel()
+    answer = json.loads(buf.split(b"\n")[0])
+    assert answer["result"]["protocolVersion"] == 1
+    # Never coerced: a non-integer arrives as "unsupported" (0), an integer as itself.
+    assert seen == [99 if version == 99 else 0]
