@@ -150,7 +150,7 @@ class AcpBackend:
         logger.info("client %s: %s", self.probe.client_name or "(unnamed)", self.probe.describe())
         configured = await self.blocking(self.factory.configured)
         return lifecycle.initialize_response(
-            params,
+            self.probe,
             unstable=self.unstable,
             provider=self.factory.provider if configured else None,
             mcp_http=self.mcp.supports_http,

@@ -13,16 +13,17 @@ from acp_v1 import models as m
 from acp_v1.methods import PROTOCOL_VERSION
 from acpwire import __version__
 from acpwire.attachments import PROMPT_CAPABILITIES
+from acpwire.probe import ConnectionProbe
+from acpwire.probe import negotiate as probe_negotiate
 from acpwire.rpc import auth_required, invalid_params
 
 SETUP_METHOD_ID = "acpwire-setup"
 
 
-def negotiate(requested: int) -> int:
-    """The version to answer: the client's when we speak it, else the latest we speak.
-    Only version 1 exists for us, so that is always 1 (a client that cannot speak 1
-    closes the connection, as the protocol says)."""
-    return PROTOCOL_VERSION if requested != PROTOCOL_VERSION else requested
+def negotiate(requested: object) -> int:
+    """The version to answer: the client's when we speak it, else the latest we speak
+    (a client that cannot speak it closes the connection, as the protocol says)."""
+    return probe_negotiate(requested, (PROTOCOL_VERSION,))
 
 
 def agent_capabilities(*, unstable: bool, mcp_http: bool, mcp_sse: bool) -> m.AgentCapabilities:
@@ -80,22 +81,16 @@ def auth_methods(*, terminal_auth: bool, provider: str | None) -> list[m.AuthMet
 
 
 def initialize_response(
-    params: m.InitializeRequest,
-    *,
-    unstable: bool,
-    provider: str | None,
-    mcp_http: bool,
-    mcp_sse: bool,
+    probe: ConnectionProbe, *, unstable: bool, provider: str | None, mcp_http: bool, mcp_sse: bool
 ) -> m.InitializeResponse:
-    caps = params.client_capabilities
-    terminal_auth = bool(caps and caps.auth and caps.auth.terminal)
+    """The answer, from the probe's decisions (version, whether a terminal method fits)."""
     return m.InitializeResponse(
-        protocol_version=negotiate(params.protocol_version),
+        protocol_version=probe.protocol_version,
         agent_info=m.Implementation(name="acpwire", title="acpwire", version=__version__),
         agent_capabilities=agent_capabilities(
             unstable=unstable, mcp_http=mcp_http, mcp_sse=mcp_sse
         ),
-        auth_methods=auth_methods(terminal_auth=terminal_auth, provider=provider),
+        auth_methods=auth_methods(terminal_auth=probe.can_offer_terminal_auth, provider=provider),
     )
 
 
