@@ -83,6 +83,8 @@ class AcpEndpoint:
         )
         self._bound: dict[str, Callable[[Any], Awaitable[Any]] | None] = {}
         self._adapters: dict[str, TypeAdapter[Any]] = {}
+        self._json_validators: dict[str, Callable[[bytes], Any]] = {}
+        self._fast: dict[bytes, tuple[str, Callable[[bytes], Any]] | tuple[()]] = {}
         self._handler = handler
         envelopes = dispatch.AGENT_ENVELOPES if role == "agent" else dispatch.CLIENT_ENVELOPES
         self._envelopes = {method.encode(): model for method, model in envelopes.items()}
@@ -174,16 +176,22 @@ class AcpEndpoint:
         (responses, unknown methods, invalid params) takes the general path, which
         produces the precise JSON-RPC error.
         """
+        if line[-1:] in _SPACE:
+            line = line.rstrip()
         if line.startswith(_HEAD):
             end = line.find(b'"', _HEAD_LEN)
-            spec = self._notes_by_bytes.get(line[_HEAD_LEN:end])
-            if spec is not None and line.startswith(_PARAMS, end) and line.endswith(b"}"):
+            fast = self._fast.get(line[_HEAD_LEN:end])
+            if fast is None:
+                fast = self._fast_path(line[_HEAD_LEN:end])
+            if fast and line.startswith(_PARAMS, end):
+                # Params are the rest of the line but its closing brace; anything else
+                # fails to parse as exactly one JSON value and falls through.
                 try:
-                    params = self._adapter(spec).validate_json(line[end + _PARAMS_LEN : -1])
+                    params = fast[1](line[end + _PARAMS_LEN : -1])
                 except ValidationError:
                     pass
                 else:
-                    return rpc_messages.Notification(spec.method, params)
+                    return rpc_messages.Notification(fast[0], params)
         found = _METHOD.search(line)
         envelope = self._envelopes.get(found.group(1)) if found else None
         if envelope is not None:
@@ -213,6 +221,30 @@ class AcpEndpoint:
             )
             return self._params(spec, {**params, "protocolVersion": 0})
 
+    def _fast_path(self, method: bytes) -> tuple[str, Callable[[bytes], Any]] | tuple[()]:
+        spec = self._notes_by_bytes.get(method)
+        fast: tuple[str, Callable[[bytes], Any]] | tuple[()] = (
+            (spec.method, self._json_validator(spec)) if spec is not None else ()
+        )
+        if spec is not None:  # unknown names are not cached: a peer could send endless ones
+            self._fast[method] = fast
+        return fast
+
+    def _json_validator(self, spec: MethodSpec) -> Callable[[bytes], Any]:
+        validate = self._json_validators.get(spec.method)
+        if validate is None:
+            # A model class validates itself (one layer less than a TypeAdapter).
+            params = spec.params
+            is_model = isinstance(params, type) and issubclass(params, BaseModel)
+            if is_model:
+                # Reading the attribute builds a deferred model; the bound method is the
+                # compiled validator's own, skipping pydantic's Python wrapper.
+                validate = params.__pydantic_validator__.validate_json
+            else:
+                validate = self._adapter(spec).validate_json
+            self._json_validators[spec.method] = validate
+        return validate
+
     def _adapter(self, spec: MethodSpec) -> TypeAdapter[Any]:
         adapter = self._adapters.get(spec.method)
         if adapter is None:
@@ -220,6 +252,7 @@ class AcpEndpoint:
         return adapter
 
 
+_SPACE: Final = (b"\n", b"\r", b" ", b"\t")
 _HEAD: Final = b'{"jsonrpc":"2.0","method":"'
 _HEAD_LEN: Final = len(_HEAD)
 _PARAMS: Final = b'","params":'

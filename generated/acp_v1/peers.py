@@ -41,6 +41,11 @@ class AgentPeer:
     def __init__(self, out: Outbound) -> None:
         self._out = out
 
+    @property
+    def outbound(self) -> Outbound:
+        """The connection this peer sends through."""
+        return self._out
+
     async def auth_status(self, params: m.AuthStatusRequest) -> m.AuthStatusResponse:
         """Unstable. Send `auth/status`."""
         raw = await self._out.request("auth/status", params)
@@ -172,6 +177,11 @@ class ClientPeer:
 
     def __init__(self, out: Outbound) -> None:
         self._out = out
+
+    @property
+    def outbound(self) -> Outbound:
+        """The connection this peer sends through."""
+        return self._out
 
     async def auth_status_update(self, params: m.AuthStatusUpdateNotification) -> None:
         """Unstable. Send `auth/status_update`."""

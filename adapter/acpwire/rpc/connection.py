@@ -137,6 +137,13 @@ class Connection:
         """Send a notification (no answer expected)."""
         await self._write(m.encode_notification(method, params))
 
+    async def notify_encoded(self, method: str, params_json: bytes) -> None:
+        """Send a notification whose params are already JSON (one object, no newline).
+
+        For the hottest messages a typed layer can encode faster than a generic encoder;
+        the bytes are framed as they are, so they must be valid JSON."""
+        await self._write(m.encode_notification_raw(method, params_json))
+
     async def close(self) -> None:
         """Stop serving, fail pending requests, flush and close both streams."""
         if self._closed:

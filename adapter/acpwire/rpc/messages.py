@@ -7,6 +7,8 @@ carrying the error to answer with. A typed layer can install its own one-pass de
 
 Encoding splices pydantic models' own JSON bytes into the envelope (no dict round trip);
 other values go through ``json.dumps``. Methods are plain strings: nothing here knows ACP.
+The message dataclasses are treated as immutable; they are not ``frozen`` only because
+that makes each one cost twice as much to create on the per-message hot path.
 """
 
 from __future__ import annotations
@@ -26,32 +28,32 @@ RequestId: TypeAlias = int | str | None
 """JSON-RPC ids: an integer, a string, or null."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Request:
     id: RequestId
     method: str
     params: object = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Notification:
     method: str
     params: object = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Response:
     id: RequestId
     result: object
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ErrorResponse:
     id: RequestId
     error: RpcError
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class InvalidMessage:
     """A line that is not a usable message; ``error`` is answered with ``id`` if ``reply``."""
 
@@ -144,6 +146,13 @@ def encode_notification(method: str, params: object = None) -> bytes:
     if params is None:
         return encode_line(_JSONRPC, _method_part(method), b"}")
     return encode_line(_JSONRPC, _method_part(method), b',"params":', encode_value(params), b"}")
+
+
+def encode_notification_raw(method: str, params_json: bytes) -> bytes:
+    """A notification frame around params that are already JSON bytes."""
+    if not params_json.startswith(b"{") or b"\n" in params_json:
+        raise ValueError("params must be one JSON object without raw newlines")
+    return b"".join((_JSONRPC, _method_part(method), b',"params":', params_json, b"}\n"))
 
 
 def encode_result(msg_id: RequestId, result: object) -> bytes:

@@ -27,7 +27,6 @@ from typing import Any, Protocol
 
 import anyio
 
-from acp_v1 import models as m
 from acpwire.agent.seam import (
     ApprovalAnswer,
     CommandProposal,
@@ -37,6 +36,7 @@ from acpwire.agent.seam import (
     ToolStart,
 )
 from acpwire.approval.messages import refusal_message
+from acpwire.fastpath import ChunkKind
 from acpwire.render import end_update, plan_update, start_update, text_content
 
 logger = logging.getLogger(__name__)
@@ -48,6 +48,7 @@ class TurnServices(Protocol):
     """Loop-side services one turn needs (implemented by the backend per session)."""
 
     async def send(self, update: Any) -> None: ...
+    async def send_text(self, text: str, kind: ChunkKind) -> None: ...
     async def approve_edits(
         self, call_id: str, proposals: list[EditProposal]
     ) -> tuple[bool, str | None]: ...
@@ -245,13 +246,13 @@ class TurnBridge:
                     else:
                         pending = nxt
                         break
-                block = m.ContentBlockText(text="".join(parts))
-                update: Any = (
-                    m.SessionUpdateAgentMessageChunk(content=block)
-                    if kind == _TEXT
-                    else m.SessionUpdateAgentThoughtChunk(content=block)
+                chunk_kind: ChunkKind = (
+                    "agent_message_chunk" if kind == _TEXT else "agent_thought_chunk"
                 )
-                await self._deliver(update)
+                try:
+                    await self._services.send_text("".join(parts), chunk_kind)
+                except Exception:
+                    logger.exception("could not send a text chunk")
             elif isinstance(item, _Call):
                 await self._run_call(item)
             else:

@@ -12,7 +12,9 @@ from typing import Any
 
 from acp_v1 import models as m
 from acp_v1.peers import ClientPeer
+from acpwire.fastpath import ChunkKind, text_chunk_params
 from acpwire.probe import ConnectionProbe
+from acpwire.rpc import Connection
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +42,23 @@ class Notifier:
         await self.client.session_update(
             m.SessionNotification(session_id=session_id, update=update)
         )
+        return True
+
+    async def text(self, session_id: str, text: str, kind: ChunkKind) -> bool:
+        """A streamed text or thought chunk, on the pre-encoded fast path when possible."""
+        if not self.allows(kind):
+            return False
+        out = self.client.outbound
+        params = text_chunk_params(session_id, text, kind) if isinstance(out, Connection) else None
+        if params is None or not isinstance(out, Connection):
+            block = m.ContentBlockText(text=text)
+            update: Any = (
+                m.SessionUpdateAgentThoughtChunk(content=block)
+                if kind == "agent_thought_chunk"
+                else m.SessionUpdateAgentMessageChunk(content=block)
+            )
+            return await self.update(session_id, update)
+        await out.notify_encoded("session/update", params)
         return True
 
     async def message(self, session_id: str, text: str) -> bool:

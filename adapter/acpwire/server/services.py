@@ -29,6 +29,7 @@ from acpwire.approval.permissions import (
     to_seam_answer,
 )
 from acpwire.approval.policy import decide_edits
+from acpwire.fastpath import ChunkKind
 from acpwire.provenance import provenance_meta
 from acpwire.render import diff_content, text_content
 
@@ -60,6 +61,9 @@ class SessionServices:
 
     async def send(self, update: Any) -> None:
         await self.backend.notifier.update(self.state.id, update)
+
+    async def send_text(self, text: str, kind: ChunkKind) -> None:
+        await self.backend.notifier.text(self.state.id, text, kind)
 
     async def _ask(
         self, tool_call: m.ToolCallUpdate, options: list[m.PermissionOption]
