@@ -126,7 +126,8 @@ class AcpBackend:
         internal = state.record.internal_id
         if internal is None:
             return None
-        return provenance_meta(self.manager.store, state.id, internal)  # type: ignore[return-value]
+        meta = provenance_meta(self.manager.store, state.id, internal)
+        return dict(meta) if meta is not None else None
 
     async def _session_setup(
         self, state: SessionState

@@ -23,7 +23,7 @@ import logging
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast, get_args
 
 import anyio
 
@@ -76,6 +76,7 @@ class _Call:
 
 
 _END = object()
+_ANSWERS = frozenset(get_args(ApprovalAnswer))
 
 
 class TurnBridge:
@@ -169,7 +170,7 @@ class TurnBridge:
         )
         if note and call_id:
             self._notes[call_id] = note
-        return answer  # type: ignore[no-any-return]
+        return cast(ApprovalAnswer, answer) if answer in _ANSWERS else "deny"
 
     def approve_edits(self, call_id: str, proposals: list[EditProposal]) -> bool:
         self._proposals[call_id] = proposals

@@ -28,7 +28,7 @@ from acpwire.approval.permissions import (
     is_allowed,
     to_seam_answer,
 )
-from acpwire.approval.policy import decide_edits
+from acpwire.approval.policy import decide_edits, policy_for_mode
 from acpwire.fastpath import ChunkKind
 from acpwire.provenance import provenance_meta
 from acpwire.render import diff_content, text_content
@@ -88,7 +88,7 @@ class SessionServices:
     async def approve_edits(
         self, call_id: str, proposals: list[EditProposal]
     ) -> tuple[bool, str | None]:
-        policy = self.memory.edit_policy(self.state.edit_policy)  # type: ignore[arg-type]
+        policy = self.memory.edit_policy(policy_for_mode(self.state.mode))
         batch = await anyio.to_thread.run_sync(
             lambda: decide_edits(
                 proposals,

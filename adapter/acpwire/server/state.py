@@ -33,8 +33,6 @@ MODES: dict[str, tuple[str, str]] = {
 }
 """Session modes: id -> (name, description). They set the edit-approval policy."""
 
-EDIT_POLICY_BY_MODE = {"default": "ask", "accept_edits": "workspace", "dont_ask": "session"}
-
 
 @dataclass(slots=True)
 class QueuedPrompt:
@@ -76,7 +74,3 @@ class SessionState:
     @property
     def mode(self) -> str:
         return self.record.mode or DEFAULT_MODE
-
-    @property
-    def edit_policy(self) -> str:
-        return EDIT_POLICY_BY_MODE.get(self.mode, "ask")
