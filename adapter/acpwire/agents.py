@@ -98,7 +98,9 @@ class DefaultAgentFactory:
             return f"cannot reach the model server at {config.base_url}: {exc.message}"
         return None
 
-    def create(self, session_id: str, cwd: str, model: str | None) -> SyncAgent:
+    def create(
+        self, session_id: str, cwd: str, model: str | None, internal_id: str | None = None
+    ) -> SyncAgent:
         config = self._resolve()
         if config is None:
             raise ConfigError(self._problem or "no model provider configured")
@@ -106,7 +108,7 @@ class DefaultAgentFactory:
             config = dataclasses.replace(config, model=model)
         from acpwire.agent.default import DefaultAgent  # the HTTP client loads with the first agent
 
-        return DefaultAgent(config)
+        return DefaultAgent(config, internal_id=internal_id)
 
 
 def hermes_available() -> bool:

@@ -291,5 +291,8 @@ class HermesAgentFactory:
     def reset(self) -> None:
         self._problem = None
 
-    def create(self, session_id: str, cwd: str, model: str | None) -> HermesAgent:
-        return HermesAgent(session_id, cwd, model)
+    def create(
+        self, session_id: str, cwd: str, model: str | None, internal_id: str | None = None
+    ) -> HermesAgent:
+        # Hermes keys its own history by session id: resume the internal one.
+        return HermesAgent(internal_id or session_id, cwd, model)

@@ -122,10 +122,11 @@ async def test_cancel_right_behind_the_prompt_stops_the_turn(tmp_path: Path) -> 
     work = workspace_of(tmp_path)
     marker = work / "marker"
     slow_tool = {
+        "match": "touch it",
         "initial_delay": 1.0,
         "tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": "touch marker"}}],
     }
-    with FakeLLM([slow_tool, {"text": "done"}]) as llm:
+    with FakeLLM(rules=[slow_tool, {"match": "next", "text": "done"}]) as llm:
         runtime = Runtime.create(make_settings(tmp_path / "home", llm.base_url))
         (a_recv, a_send), (c_recv, c_send) = memory_pair()
         lines = Lines(c_recv)

@@ -91,6 +91,7 @@ class DefaultAgent:
         *,
         tools: ToolRegistry | None = None,
         runner: CommandRunner | None = None,
+        internal_id: str | None = None,
     ) -> None:
         if not config.base_url or not config.model:
             raise ConfigError("the agent needs a base_url and a model (use complete_config)")
@@ -102,7 +103,7 @@ class DefaultAgent:
         self._state = SessionState()
         self._lock = threading.Lock()
         self._turn: _Turn | None = None
-        self._session_id = str(uuid.uuid4())
+        self._session_id = internal_id or str(uuid.uuid4())
         self._last_cwd = ""
         self._reasoning_effort: str | None = None
 

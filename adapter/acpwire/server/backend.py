@@ -195,8 +195,8 @@ class AcpBackend:
         self, session_id: str, raw_cwd: str, servers: list[m.McpServer]
     ) -> SessionState:
         cwd = self._cwd(raw_cwd)
-        self._require_provider()
         state = await self.session(session_id)
+        await self._check_provider()  # a session reopened to work needs a model
         if cwd != state.cwd:
             await self.blocking(lambda: self.manager.update(state, cwd=cwd))
         await self.mcp.stop(state)
@@ -313,7 +313,14 @@ class AcpBackend:
 
     async def session_prompt(self, params: m.PromptRequest) -> m.PromptResponse:
         state = await self.session(params.session_id)
-        return await self.turns.prompt(state, params)
+        epoch = state.cancel_epoch
+        logger.debug("prompt arrived for %s (epoch %d)", state.id, epoch)
+        state.prompts_arrived += 1
+        try:
+            await self._check_provider()
+            return await self.turns.prompt(state, params, epoch)
+        finally:
+            state.prompts_arrived -= 1
 
     async def session_cancel(self, params: m.CancelNotification) -> None:
         state = self.manager.peek(params.session_id)

@@ -16,6 +16,7 @@ from typing import Protocol
 from acpwire.agent.seam import Message, SyncAgent
 from acpwire.store import UNSET, SessionRecord, SessionStore, Unset
 
+from .lazy import LazyAgent
 from .state import DEFAULT_MODE, SessionState
 
 logger = logging.getLogger(__name__)
@@ -24,7 +25,11 @@ logger = logging.getLogger(__name__)
 class AgentFactory(Protocol):
     """Builds the agent behind a session (the embedded default agent, Hermes, a test agent)."""
 
-    def create(self, session_id: str, cwd: str, model: str | None) -> SyncAgent: ...
+    def create(
+        self, session_id: str, cwd: str, model: str | None, internal_id: str | None = None
+    ) -> SyncAgent:
+        """``internal_id``: resume that internal session id (a restored session)."""
+        ...
 
 
 class SessionManager:
@@ -85,9 +90,18 @@ class SessionManager:
             if record is None:
                 return None
             history = self.store.live_history(session_id)
-            agent = self.factory.create(session_id, record.cwd, record.model)
+            cwd = record.cwd
+            agent: SyncAgent
             if record.internal_id is None:
+                agent = self.factory.create(session_id, cwd, record.model)
                 record = self._record_lineage(record, agent, None, "restored")
+            else:  # built when it is first asked to work (a prompt), not to replay
+                internal_id = record.internal_id
+                agent = LazyAgent(
+                    lambda model: self.factory.create(session_id, cwd, model, internal_id),
+                    model=record.model,
+                    internal_id=internal_id,
+                )
             logger.info(
                 "restored session %s from the database (%d messages)", session_id, len(history)
             )

@@ -52,6 +52,10 @@ class SessionState:
     queue: deque[QueuedPrompt] = field(default_factory=deque)
     running: bool = False
     cancel_requested: bool = False
+    prompts_arrived: int = 0
+    """Prompt requests received and not answered yet (for cancels right behind them)."""
+    cancel_epoch: int = 0
+    """Counts the cancels that hit a running or arriving prompt."""
     current_prompt: str = ""
     interrupted_prompt: str = ""
     reasoning_effort: str = "default"

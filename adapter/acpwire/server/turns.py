@@ -95,10 +95,14 @@ class TurnRunner:
     # -- cancel / stop ------------------------------------------------------------------
 
     def cancel(self, state: SessionState) -> None:
-        """``session/cancel``: a no-op when idle; otherwise interrupt and drop the queue."""
-        if not state.running:
+        """``session/cancel``: a no-op when idle; otherwise interrupt and drop the queue.
+
+        A prompt that has arrived but not started its turn yet counts as running: the
+        cancel that follows it on the wire is meant for it."""
+        if not state.running and state.prompts_arrived == 0:
             logger.debug("cancel for idle session %s: nothing to do", state.id)
             return
+        state.cancel_epoch += 1
         state.cancel_requested = True
         state.interrupted_prompt = state.current_prompt
         dropped = len(state.queue)
@@ -119,7 +123,13 @@ class TurnRunner:
 
     # -- prompts --------------------------------------------------------------------------
 
-    async def prompt(self, state: SessionState, params: m.PromptRequest) -> m.PromptResponse:
+    async def prompt(
+        self, state: SessionState, params: m.PromptRequest, epoch: int
+    ) -> m.PromptResponse:
+        """``epoch``: ``state.cancel_epoch`` when the request arrived; a cancel since then
+        cancels this prompt before its turn starts."""
+        if state.cancel_epoch != epoch and not state.running:
+            return m.PromptResponse(stop_reason="cancelled")
         content = prompt_to_model_content(list(params.prompt), cwd=state.cwd, accepts_images=True)
         text = content.display_text.strip()
         if content.is_empty:
