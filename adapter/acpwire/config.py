@@ -42,6 +42,8 @@ class Settings:
     workers: int = 8
     sensitive_paths: tuple[str, ...] = ()
     log_level: str = "INFO"
+    db_busy_timeout_ms: int = 5000
+    """How long a database call waits for another process's lock before failing."""
     env_loaded: bool = False
 
     @property
@@ -99,6 +101,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, load_env_file: bool =
         file_values=dict(model),
         approval_timeout_s=timeout,
         workers=int(_number(backend, "workers", 8, path=path)),
+        db_busy_timeout_ms=int(_number(backend, "db_busy_timeout_ms", 5000, path=path)),
         sensitive_paths=tuple(sensitive),
         log_level=str(environ.get("ACPWIRE_LOG_LEVEL") or backend.get("log_level", "INFO")).upper(),
         env_loaded=bool(loaded),

@@ -3,7 +3,9 @@ says so, on the wire and in the log; the damaged file is left for inspection."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import sqlite3
 from pathlib import Path
 
 import anyio
@@ -62,3 +64,41 @@ async def test_corrupt_database_keeps_serving_in_memory(
         finally:
             runtime.close()
     assert db.read_bytes() == GARBAGE
+
+
+def _lock(db: Path) -> sqlite3.Connection:
+    """Another process's writer holding the database (a real second connection)."""
+    holder = sqlite3.connect(db, isolation_level=None, timeout=0)
+    holder.execute("BEGIN EXCLUSIVE")
+    return holder
+
+
+async def test_database_locked_during_a_call_answers_a_clear_error_then_recovers(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    cwd = str(workspace_of(tmp_path))
+    with FakeLLM() as llm:
+        settings = dataclasses.replace(make_settings(home, llm.base_url), db_busy_timeout_ms=200)
+        runtime = Runtime.create(settings)
+        try:
+            async with connected(runtime) as client:
+                holder = _lock(home / "sessions.db")
+                try:
+                    with anyio.fail_after(STEP_S), pytest.raises(RpcError) as info:
+                        await client.peer.session_new(m.NewSessionRequest(cwd=cwd, mcp_servers=[]))
+                    assert info.value.code == -32603
+                    assert "database" in info.value.message.lower()
+                    assert "lock" in info.value.message.lower()
+                finally:
+                    holder.rollback()
+                    holder.close()
+                # The lock is gone: the same connection serves and persists again.
+                with anyio.fail_after(STEP_S):
+                    new = await client.peer.session_new(
+                        m.NewSessionRequest(cwd=cwd, mcp_servers=[])
+                    )
+                    listed = await client.peer.session_list(m.ListSessionsRequest())
+                assert new.session_id in [s.session_id for s in listed.sessions]
+        finally:
+            runtime.close()

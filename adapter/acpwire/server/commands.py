@@ -80,11 +80,11 @@ async def handle(runner: TurnRunner, state: SessionState, text: str) -> str | Ru
         if not arg:
             return f"Current model: {agent.model}\nProvider: {backend.factory.provider}"
         agent.set_model(arg)
-        await anyio.to_thread.run_sync(lambda: backend.manager.update(state, model=arg))
+        await backend.blocking(lambda: backend.manager.update(state, model=arg))
         await runner.send_config(state)
         return f"Model switched to: {arg}"
     if name == "tools":
-        tools = await anyio.to_thread.run_sync(agent.tool_descriptions)
+        tools = await backend.blocking(agent.tool_descriptions)
         lines = [f"  {n}: {d if len(d) <= 80 else d[:77] + '...'}" for n, d in tools]
         return "Available tools:\n\n" + "\n".join(lines) if lines else "No tools available."
     if name == "context":
@@ -92,7 +92,7 @@ async def handle(runner: TurnRunner, state: SessionState, text: str) -> str | Ru
     if name == "reset":
         if state.running:
             return "A turn is running; cancel it before /reset."
-        await anyio.to_thread.run_sync(backend.manager.save_history, state, [])
+        await backend.blocking(backend.manager.save_history, state, [])
         return "Conversation history cleared."
     if name == "compact":
         return await _compact(runner, state)
@@ -130,7 +130,7 @@ async def _compact(runner: TurnRunner, state: SessionState) -> str:
     compressed = await anyio.to_thread.run_sync(
         lambda: state.agent.compress(list(state.history), force=True)
     )
-    await anyio.to_thread.run_sync(runner.backend.manager.save_history, state, compressed)
+    await runner.backend.blocking(runner.backend.manager.save_history, state, compressed)
     after_id = state.agent.internal_session_id
     if after_id != before_id:
         from .services import SessionServices

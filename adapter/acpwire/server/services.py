@@ -89,7 +89,7 @@ class SessionServices:
         self, call_id: str, proposals: list[EditProposal]
     ) -> tuple[bool, str | None]:
         policy = self.memory.edit_policy(policy_for_mode(self.state.mode))
-        batch = await anyio.to_thread.run_sync(
+        batch = await self.backend.blocking(
             lambda: decide_edits(
                 proposals,
                 cwd=self.state.cwd,
@@ -190,8 +190,6 @@ class SessionServices:
     async def rotated(self, new_id: str, reason: str) -> None:
         """The agent's internal id moved: record the lineage, tell the client."""
         manager = self.backend.manager
-        previous = await anyio.to_thread.run_sync(
-            manager.rotate_internal, self.state, new_id, reason
-        )
+        previous = await self.backend.blocking(manager.rotate_internal, self.state, new_id, reason)
         meta = provenance_meta(manager.store, self.state.id, new_id, previous)
         await self.backend.turns.send_info(self.state, meta=dict(meta) if meta else None)

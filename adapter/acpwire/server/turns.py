@@ -73,7 +73,7 @@ class TurnRunner:
             await self.send_info(state)
 
     async def send_usage(self, state: SessionState) -> None:
-        used, size = await anyio.to_thread.run_sync(state.agent.context_usage, list(state.history))
+        used, size = await self.backend.blocking(state.agent.context_usage, list(state.history))
         if size > 0:
             await self.backend.notifier.update(
                 state.id, m.SessionUpdateUsageUpdate(used=used, size=size)
@@ -86,7 +86,7 @@ class TurnRunner:
         await self.backend.notifier.update(state.id, update)
 
     async def send_config(self, state: SessionState) -> None:
-        models = await anyio.to_thread.run_sync(self.backend.factory.available_models)
+        models = await self.backend.blocking(self.backend.factory.available_models)
         update = m.SessionUpdateConfigOptionUpdate(
             config_options=options.config_options(state, models)
         )
@@ -198,10 +198,10 @@ class TurnRunner:
     async def _start_turn(self, state: SessionState, prompt: QueuedPrompt) -> None:
         manager = self.backend.manager
         user = {"role": "user", "content": prompt.content}
-        await anyio.to_thread.run_sync(manager.append_messages, state, [user])
+        await self.backend.blocking(manager.append_messages, state, [user])
         if not state.record.title:
             title = " ".join(prompt.display.split())[:TITLE_CHARS] or "New session"
-            await anyio.to_thread.run_sync(lambda: manager.update(state, title=title))
+            await self.backend.blocking(lambda: manager.update(state, title=title))
             await self.send_info(state)
 
     async def _call_agent(
@@ -252,7 +252,7 @@ class TurnRunner:
         backend = self.backend
         cancelled = state.cancel_requested or result is None or result.stop == "cancelled"
         if result is not None:
-            await anyio.to_thread.run_sync(backend.manager.save_history, state, result.messages)
+            await self.backend.blocking(backend.manager.save_history, state, result.messages)
             after = state.agent.internal_session_id
             if after != before and state.record.internal_id != after:
                 await SessionServices(backend, state).rotated(after, "compression")
