@@ -21,8 +21,9 @@ from acp.utils import serialize_params
 
 from acp_v1 import models as m
 from acpwire.endpoint import AcpEndpoint
+from acpwire.fastpath import text_chunk_params
 from acpwire.rpc import Notification
-from acpwire.rpc.messages import encode_notification
+from acpwire.rpc.messages import encode_notification, encode_notification_raw
 
 from .results import Row, faster, interleaved
 
@@ -167,6 +168,13 @@ def run(n: int = 10_000, repeats: int = 7) -> list[Row]:
         for note in sdk_prebuilt:
             _sdk_encode(note)
 
+    def ours_encode_streaming() -> None:
+        # What the backend sends per streamed text chunk (acpwire.fastpath): same bytes.
+        for i in range(n):
+            params = text_chunk_params(SESSION, _text(i), "agent_message_chunk")
+            assert params is not None
+            encode_notification_raw("session/update", params)
+
     def ours_encode_prebuilt() -> None:
         for model in ours_prebuilt:
             encode_notification("session/update", model)
@@ -189,9 +197,12 @@ def run(n: int = 10_000, repeats: int = 7) -> list[Row]:
     (t_ours_dispatch, s_ours_dispatch), (t_ours_decode, s_ours_decode) = decoding[2:4]
     t_loads = decoding[4][0]
     log.info("micro: encode (N=%d, best of %d)", n, repeats)
-    encoding = per_msg(sdk_encode, ours_encode, sdk_encode_prebuilt, ours_encode_prebuilt)
+    encoding = per_msg(
+        sdk_encode, ours_encode, sdk_encode_prebuilt, ours_encode_prebuilt, ours_encode_streaming
+    )
     (t_sdk_enc, s_sdk_enc), (t_ours_enc, s_ours_enc) = encoding[:2]
-    (t_sdk_pre, s_sdk_pre), (t_ours_pre, s_ours_pre) = encoding[2:]
+    (t_sdk_pre, s_sdk_pre), (t_ours_pre, s_ours_pre) = encoding[2:4]
+    t_ours_stream, s_ours_stream = encoding[4]
 
     unit = "µs/msg"
     return [
@@ -235,6 +246,17 @@ def run(n: int = 10_000, repeats: int = 7) -> list[Row]:
             "SDK: helper + SessionNotification + serialize_params + json.dumps; "
             "ours: generated models + encode_notification",
             {"anchor": s_sdk_enc, "ours": s_ours_enc},
+        ),
+        Row(
+            SECTION,
+            "Encode: the backend's streaming path for a text chunk",
+            unit,
+            t_sdk_enc,
+            t_ours_stream,
+            faster(2),
+            "ours: acpwire.fastpath bytes (a test checks they equal the models' encoding) "
+            "+ envelope; SDK as in the row above",
+            {"anchor": s_sdk_enc, "ours": s_ours_stream},
         ),
         Row(
             SECTION,
