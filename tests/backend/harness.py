@@ -190,11 +190,12 @@ async def connected(
     caps: m.ClientCapabilities | None = FS_CAPS,
     unstable: bool = True,
     init: bool = True,
+    editor: type[EditorClient] = EditorClient,
 ) -> AsyncIterator[ClientConnection[EditorClient]]:
     """A connected editor (initialized unless ``init`` is False) talking to a backend
     over memory streams."""
     (a_recv, a_send), (c_recv, c_send) = memory_pair()
-    client = ClientConnection(EditorClient, c_recv, c_send)
+    client = ClientConnection(editor, c_recv, c_send)
     async with anyio.create_task_group() as tg:
         tg.start_soon(lambda: serve(runtime, a_recv, a_send, mcp=mcp or NoMcp(), unstable=unstable))
         tg.start_soon(client.serve)
