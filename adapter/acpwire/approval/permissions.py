@@ -8,6 +8,7 @@ answer is a refusal, and a timeout is reported as such (not as a user's denial).
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Collection, Mapping, Set
 from typing import Final, Literal, get_args
@@ -50,7 +51,10 @@ _DECISION_BY_ID: Final[Mapping[str, Decision]] = {
     "deny": "deny",
     "deny_always": "deny_always",
 }
-_OUTCOME: Final = TypeAdapter(RequestPermissionOutcome)
+@functools.cache
+def _outcome_adapter() -> TypeAdapter[RequestPermissionOutcome]:
+    # Built on first use: building it at import would build the deferred models too.
+    return TypeAdapter(RequestPermissionOutcome)
 _DECISIONS: Final = frozenset(get_args(Decision))
 
 
@@ -107,7 +111,7 @@ def _parse(outcome: object) -> object:
         try:
             if isinstance(outcome.get("outcome"), Mapping):
                 return RequestPermissionResponse.model_validate(outcome).outcome
-            return _OUTCOME.validate_python(outcome)
+            return _outcome_adapter().validate_python(outcome)
         except ValidationError as exc:
             _log.warning("malformed permission answer %r: %s", outcome, exc)
             return None
