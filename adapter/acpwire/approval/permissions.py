@@ -51,10 +51,14 @@ _DECISION_BY_ID: Final[Mapping[str, Decision]] = {
     "deny": "deny",
     "deny_always": "deny_always",
 }
+
+
 @functools.cache
 def _outcome_adapter() -> TypeAdapter[RequestPermissionOutcome]:
     # Built on first use: building it at import would build the deferred models too.
     return TypeAdapter(RequestPermissionOutcome)
+
+
 _DECISIONS: Final = frozenset(get_args(Decision))
 
 

@@ -39,7 +39,9 @@ def open_store(settings: Settings) -> tuple[SessionStore, str | None]:
     """
     try:
         settings.home.mkdir(parents=True, exist_ok=True)
-        return open_session_store(settings.db_path, busy_timeout_ms=settings.db_busy_timeout_ms), None
+        return open_session_store(
+            settings.db_path, busy_timeout_ms=settings.db_busy_timeout_ms
+        ), None
     except (StoreError, OSError) as exc:
         problem = f"the session database {settings.db_path} cannot be used ({exc})"
         logger.error("%s; sessions will not be saved in this run", problem)
