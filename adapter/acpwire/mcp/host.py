@@ -30,12 +30,13 @@ from acp_v1 import models as m
 from acpwire.server.state import SessionState
 
 from .naming import allocate_names
+from .registry import registry_of
 
 if TYPE_CHECKING:  # the MCP SDK is imported when a first server starts (cold start)
     import mcp_types as types
 
     from .connection import ServerConnection
-    from .tools import ToolSink
+    from .registry import ToolSink
 
 logger = logging.getLogger(__name__)
 
@@ -136,10 +137,6 @@ class McpServerHost:
         task_group, loop = self._task_group, self._loop
         if task_group is None or loop is None:
             raise RuntimeError("McpServerHost.start() needs the host entered (async with host)")
-        from .connection import ServerConnection
-        from .tools import registry_of
-        from .transports import UnsupportedServer, opener_for, transport_kind
-
         registry = registry_of(state.agent)
         if registry is None:
             logger.warning(
@@ -149,6 +146,9 @@ class McpServerHost:
                 ", ".join(repr(server.name) for server in servers),
             )
             return [(server.name, NO_REGISTRY) for server in servers]
+        from .connection import ServerConnection
+        from .transports import UnsupportedServer, opener_for, transport_kind
+
         entry = self._entry(state, registry)
         outcomes: list[ServerConnection | str] = []
         for server in servers:

@@ -12,12 +12,12 @@ import asyncio
 import concurrent.futures
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import mcp_types as types
 
 from acpwire.agent.cancel import CancelToken
-from acpwire.agent.tools.base import Tool, ToolContext, ToolOutcome, failure
+from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure
 
 from .results import outcome_from_result
 
@@ -26,30 +26,6 @@ Invoke = Callable[[str, dict[str, Any]], Coroutine[Any, Any, types.CallToolResul
 
 _BACKSTOP = 5.0
 """Extra seconds the worker waits beyond the call timeout the loop side enforces."""
-
-
-@runtime_checkable
-class ToolSink(Protocol):
-    """The part of :class:`acpwire.agent.tools.base.ToolRegistry` the MCP host uses."""
-
-    def add(self, tool: Tool, *, replace: bool = False) -> None: ...
-    def remove(self, name: str) -> bool: ...
-    def names(self) -> list[str]: ...
-
-
-@runtime_checkable
-class HasToolRegistry(Protocol):
-    """An agent whose tools can be extended at runtime (the embedded ``DefaultAgent``)."""
-
-    @property
-    def tools(self) -> ToolSink: ...
-
-
-def registry_of(agent: object) -> ToolSink | None:
-    """The agent's tool registry, or None when MCP tools cannot be offered to it."""
-    if isinstance(agent, HasToolRegistry) and isinstance(agent.tools, ToolSink):
-        return agent.tools
-    return None
 
 
 def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:

@@ -76,6 +76,14 @@ class AcpBackend:
             logger.error("session database error: %s", exc)
             raise internal_error(f"Session database error: {exc}") from exc
 
+    async def _build(self, fn: Callable[..., T], *args: Any) -> T:
+        """Work that builds an agent: a provider that rejects the configuration (a key,
+        a model with too small a context window) answers -32000 with the reason."""
+        try:
+            return await self.blocking(fn, *args)
+        except AgentConfigError as exc:
+            raise auth_required(lifecycle.no_provider_message(str(exc))) from exc
+
     def _not_found(self, session_id: str) -> RpcError:
         problem = self.manager.store_problem
         hint = f" (sessions are not persisted: {problem})" if problem else ""
@@ -180,7 +188,7 @@ class AcpBackend:
     async def session_new(self, params: m.NewSessionRequest) -> m.NewSessionResponse:
         cwd = self._cwd(params.cwd)
         await self._check_provider()
-        state = await self.blocking(self.manager.create, cwd)
+        state = await self._build(self.manager.create, cwd)
         await self._setup_extras(state, params.mcp_servers or [])
         modes, config = await self._session_setup(state)
         self._after_setup(state)
@@ -221,7 +229,7 @@ class AcpBackend:
         cwd = self._cwd(params.cwd)
         await self._check_provider()
         await self.session(params.session_id)
-        state = await self.blocking(self.manager.fork, params.session_id, cwd)
+        state = await self._build(self.manager.fork, params.session_id, cwd)
         if state is None:
             raise resource_not_found(f"Session {params.session_id!r} not found")
         await self._setup_extras(state, params.mcp_servers or [])

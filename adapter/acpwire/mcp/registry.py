@@ -1,0 +1,35 @@
+"""Which agents can take MCP tools: the runtime-checkable view of a tool registry.
+
+Kept apart from the MCP SDK so the check costs no import: an agent without a registry
+(the Hermes agent) never loads the SDK for the servers it cannot use.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from acpwire.agent.tools.base import Tool
+
+
+@runtime_checkable
+class ToolSink(Protocol):
+    """The part of :class:`acpwire.agent.tools.base.ToolRegistry` the MCP host uses."""
+
+    def add(self, tool: Tool, *, replace: bool = False) -> None: ...
+    def remove(self, name: str) -> bool: ...
+    def names(self) -> list[str]: ...
+
+
+@runtime_checkable
+class HasToolRegistry(Protocol):
+    """An agent whose tools can be extended at runtime (the embedded ``DefaultAgent``)."""
+
+    @property
+    def tools(self) -> ToolSink: ...
+
+
+def registry_of(agent: object) -> ToolSink | None:
+    """The agent's tool registry, or None when MCP tools cannot be offered to it."""
+    if isinstance(agent, HasToolRegistry) and isinstance(agent.tools, ToolSink):
+        return agent.tools
+    return None
