@@ -1,0 +1,163 @@
+""":class:`HermesAgent`: the seam's ``SyncAgent`` over one Hermes ``run_agent.AIAgent``.
+
+A turn installs the callbacks of :mod:`acpwire.hermes.turn`, binds Hermes' approval
+plumbing, runs ``run_conversation`` and fixes on this side what the Hermes ACP adapter
+gets wrong: tool ids come from ``tool_start_callback``/``tool_complete_callback`` (made
+unique per session) and every started call gets an end; usage is per turn (Hermes counts
+per session); ``final_response`` may be None; an idle ``interrupt()`` never leaves
+Hermes' sticky flag set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from acpwire.agent.seam import Message, ToolEnd, TurnHooks, TurnResult
+from acpwire.hermes.modules import hermes_module
+from acpwire.hermes.results import COUNTERS, turn_result, usage_delta
+from acpwire.hermes.turn import CallIds, bind_turn, turn_callbacks
+
+logger = logging.getLogger(__name__)
+
+
+class HermesAgent:
+    """A ``SyncAgent`` over one ``run_agent.AIAgent`` (typed ``Any``: Hermes is optional).
+
+    ``task_id`` is the stable public session id: Hermes keys the tools' cwd and caches by
+    it, while ``agent.session_id`` (the internal id) may rotate.
+    """
+
+    def __init__(self, agent: Any, *, task_id: str, cwd: str) -> None:
+        self._agent = agent
+        self._task_id = task_id
+        self._lock = threading.Lock()
+        self._running = False
+        self._used_ids: set[str] = set()
+        self._default_reasoning = getattr(agent, "reasoning_config", None)
+        agent.session_cwd = cwd
+        agent._print_fn = lambda *a, **k: print(*a, **{**k, "file": sys.stderr})
+
+    @property
+    def internal_session_id(self) -> str:
+        return str(self._agent.session_id)
+
+    @property
+    def model(self) -> str:
+        return str(self._agent.model or "")
+
+    def set_model(self, model: str) -> None:
+        a = self._agent
+        try:
+            a.switch_model(model, a.provider, a.api_key or "", a.base_url or "", a.api_mode or "")
+        except Exception as exc:
+            raise ValueError(f"Hermes cannot switch to model {model!r}: {exc}") from exc
+
+    def set_reasoning_effort(self, effort: str | None) -> None:
+        self._agent.reasoning_config = (
+            {"enabled": True, "effort": effort} if effort else self._default_reasoning
+        )
+
+    def tool_descriptions(self) -> list[tuple[str, str]]:
+        out = []
+        for tool in getattr(self._agent, "tools", None) or []:
+            fn = tool.get("function", {}) if isinstance(tool, dict) else {}
+            out.append((str(fn.get("name", "?")), str(fn.get("description", "")).split("\n")[0]))
+        return out
+
+    def close(self) -> None:
+        terminal = hermes_module("tools.terminal_tool")
+        with contextlib.suppress(Exception):
+            if terminal is not None:
+                terminal.clear_task_env_overrides(self._task_id)
+            self._agent.close()
+
+    def interrupt(self) -> None:
+        # Under the lock, so a turn cannot end between the check and the call: Hermes'
+        # flag is sticky, set while idle it would cancel the next turn at once.
+        with self._lock:
+            if self._running:
+                self._agent.interrupt()
+
+    def steer(self, text: str) -> bool:
+        with self._lock:
+            return self._running and bool(self._agent.steer(text))
+
+    def _estimate(self, history: list[Message]) -> int:
+        metadata = hermes_module("agent.model_metadata")
+        if metadata is not None:
+            with contextlib.suppress(Exception):
+                return int(
+                    metadata.estimate_request_tokens_rough(
+                        history,
+                        system_prompt=getattr(self._agent, "_cached_system_prompt", "") or "",
+                        tools=getattr(self._agent, "tools", None) or None,
+                    )
+                )
+        return sum(len(json.dumps(m, default=str)) for m in history) // 4
+
+    def context_usage(self, history: list[Message]) -> tuple[int, int]:
+        compressor = getattr(self._agent, "context_compressor", None)
+        return self._estimate(history), int(getattr(compressor, "context_length", 0) or 0)
+
+    def compress(self, history: list[Message], *, force: bool) -> list[Message]:
+        messages, _ = self._agent._compress_context(
+            history,
+            getattr(self._agent, "_cached_system_prompt", "") or "",
+            approx_tokens=self._estimate(history),
+            task_id=self._task_id,
+            force=force,
+        )
+        return list(messages)
+
+    def _counters(self) -> dict[str, int]:
+        return {name: int(getattr(self._agent, f"session_{name}", 0) or 0) for name in COUNTERS}
+
+    def _install(self, callbacks: Mapping[str, Callable[..., None] | None]) -> None:
+        for name, callback in callbacks.items():
+            setattr(self._agent, name, callback)
+
+    def run_turn(
+        self,
+        content: str | list[dict[str, Any]],
+        history: list[Message],
+        *,
+        cwd: str,
+        hooks: TurnHooks,
+    ) -> TurnResult:
+        self._agent.session_cwd = cwd  # where Hermes' Codex runtime would start
+        calls = CallIds(self._used_ids)
+        streamed = threading.Event()
+        callbacks = turn_callbacks(hooks, calls, streamed)
+        self._install(callbacks)
+        before_id, before = self.internal_session_id, self._counters()
+        result: Mapping[str, Any]
+        with contextlib.ExitStack() as stack:
+            try:
+                bind_turn(stack, hooks, calls, cwd, self._task_id)
+                with self._lock:
+                    self._agent.clear_interrupt()
+                    self._running = True
+                result = self._agent.run_conversation(
+                    user_message=content, conversation_history=history, task_id=self._task_id
+                )
+            except Exception as exc:
+                logger.exception("Hermes turn failed")
+                result = {"failed": True, "error": f"{type(exc).__name__}: {exc}"}
+            finally:
+                with self._lock:
+                    self._running = False
+                    self._agent.clear_interrupt()
+                self._install(dict.fromkeys(callbacks))
+        for call_id, name, args in calls.remaining():
+            end = ToolEnd(call_id, name, args, "The turn ended before this call finished.", True)
+            hooks.on_tool_end(end)
+        if self.internal_session_id != before_id:
+            hooks.on_internal_session_id(self.internal_session_id, "compression")
+        usage = usage_delta(before, self._counters())
+        return turn_result(result, content, history, streamed=streamed.is_set(), usage=usage)

@@ -1,0 +1,146 @@
+""":class:`HermesAgentFactory`: one :class:`~acpwire.hermes.agent.HermesAgent` per session,
+configured from Hermes' own files (``$HERMES_HOME/config.yaml`` and ``.env``) as
+``hermes-acp`` does.
+
+Hermes is imported on first use, never at import time; a Hermes that is missing or has
+no usable provider is reported through :attr:`HermesAgentFactory.problem` and a
+:class:`~acpwire.agent.config.ConfigError` from :meth:`HermesAgentFactory.create`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import threading
+from typing import Any
+
+from acpwire.agent.config import ConfigError
+from acpwire.hermes.agent import HermesAgent
+
+logger = logging.getLogger(__name__)
+
+TOOLSET = "hermes-acp"
+_SETUP_HINT = "run `hermes model` (Hermes reads $HERMES_HOME/config.yaml, default ~/.hermes)"
+
+
+class HermesAgentFactory:
+    """Builds a :class:`HermesAgent` per session from Hermes' own configuration
+    (``$HERMES_HOME/config.yaml`` and ``.env``), as ``hermes-acp`` does."""
+
+    name = "Hermes AIAgent"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runtime: dict[str, Any] | None = None
+        self._problem: str | None = None
+        self._models: list[str] | None = None
+        self._mcp_discovered = False
+
+    @staticmethod
+    def _model_config() -> tuple[str, str | None]:
+        """(default model, configured provider) from Hermes' config.yaml."""
+        config = importlib.import_module("hermes_cli.config").load_config()
+        section = config.get("model")
+        if isinstance(section, dict):
+            provider = section.get("provider")
+            return str(section.get("default") or ""), str(provider) if provider else None
+        return (section.strip() if isinstance(section, str) else ""), None
+
+    def _resolve(self) -> dict[str, Any] | None:
+        with self._lock:
+            if self._runtime is None:
+                try:
+                    _, provider = self._model_config()
+                    resolve = importlib.import_module("hermes_cli.runtime_provider")
+                    runtime = dict(resolve.resolve_runtime_provider(requested=provider))
+                except ImportError as exc:
+                    self._problem = f"hermes-agent is not importable here ({exc})"
+                    return None
+                except Exception as exc:
+                    self._problem = f"Hermes has no usable provider ({exc}); {_SETUP_HINT}"
+                    return None
+                key = runtime.get("api_key")
+                if not (callable(key) or (isinstance(key, str) and key.strip())):
+                    name = runtime.get("provider")
+                    self._problem = f"Hermes provider {name!r} has no API key; {_SETUP_HINT}"
+                    return None
+                self._runtime, self._problem = runtime, None
+            return self._runtime
+
+    def configured(self) -> bool:
+        return self._resolve() is not None
+
+    @property
+    def problem(self) -> str | None:
+        return self._problem
+
+    @property
+    def provider(self) -> str:
+        runtime = self._resolve()
+        return str(runtime.get("provider") or "hermes") if runtime else "none"
+
+    def reset(self) -> None:
+        with self._lock:
+            self._runtime, self._problem, self._models = None, None, None
+
+    def available_models(self) -> list[str]:
+        """The configured model, plus what a ``custom`` endpoint lists (cached)."""
+        runtime = self._resolve()
+        if runtime is None:
+            return []
+        with self._lock:
+            if self._models is None:
+                models = [m for m in [self._model_config()[0]] if m]
+                key, base_url = runtime.get("api_key"), runtime.get("base_url")
+                if runtime.get("provider") == "custom" and isinstance(base_url, str):
+                    from acpwire.agent.llm import list_models
+
+                    with contextlib.suppress(Exception):
+                        listed = list_models(base_url, key if isinstance(key, str) else None)
+                        models += [m for m in listed if m not in models]
+                self._models = models
+            return list(self._models)
+
+    def _mcp_toolsets(self) -> list[str]:
+        """``mcp-<name>`` toolsets of config.yaml's MCP servers, discovered once."""
+        config = importlib.import_module("hermes_cli.config").load_config()
+        servers = config.get("mcp_servers") or {}
+        names = [
+            str(name)
+            for name, cfg in servers.items()
+            if not isinstance(cfg, dict) or cfg.get("enabled", True) is not False
+        ]
+        if names and not self._mcp_discovered:
+            self._mcp_discovered = True
+            try:
+                importlib.import_module("tools.mcp_tool").discover_mcp_tools()
+            except Exception as exc:
+                logger.warning("Hermes MCP discovery failed: %s", exc)
+        return [f"mcp-{name}" for name in names]
+
+    def create(
+        self, session_id: str, cwd: str, model: str | None, internal_id: str | None = None
+    ) -> HermesAgent:
+        runtime = self._resolve()
+        if runtime is None:
+            raise ConfigError(self._problem or "Hermes has no provider configured")
+        default_model, _ = self._model_config()
+        kwargs: dict[str, Any] = {
+            "platform": "acp",
+            "quiet_mode": True,
+            "enabled_toolsets": [TOOLSET, *self._mcp_toolsets()],
+            # Hermes keys its state by this id: a restored session resumes its internal one.
+            "session_id": internal_id or session_id,
+            "model": model or default_model,
+            "args": list(runtime.get("args") or []),
+            **{
+                k: runtime.get(k)
+                for k in ("provider", "api_mode", "base_url", "api_key", "command")
+            },
+        }
+        try:
+            agent = importlib.import_module("run_agent").AIAgent(**kwargs)
+        except (ValueError, RuntimeError) as exc:  # e.g. a context window under 64K tokens
+            raise ConfigError(f"Hermes cannot start a session: {exc}") from exc
+        return HermesAgent(agent, task_id=session_id, cwd=cwd)
