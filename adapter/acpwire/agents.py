@@ -25,6 +25,7 @@ class DefaultAgentFactory:
     """Builds :class:`DefaultAgent` instances from the config home and the environment."""
 
     name = "acpwire default agent"
+    setup_hint = "Run `acpwire --setup`, or set OPENAI_BASE_URL and ACPWIRE_MODEL."
 
     def __init__(
         self, file_values: Mapping[str, object], env: Mapping[str, str] | None = None

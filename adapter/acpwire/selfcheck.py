@@ -6,22 +6,26 @@ from acpwire.config import Settings
 
 
 def run_check(settings: Settings) -> tuple[bool, str]:
-    """(ok, one line describing the result)."""
+    """(ok, one line describing the result), for the agent the backend would serve."""
     try:
         import acp_v1.dispatch  # noqa: F401
-        import acpwire.server.app  # noqa: F401
+        from acpwire.server.app import choose_factory
     except Exception as exc:  # a broken install: say what is missing
         return False, f"acpwire check FAILED: import error: {exc}"
     from acpwire.agents import DefaultAgentFactory
 
-    factory = DefaultAgentFactory(settings.file_values)
+    try:
+        factory = choose_factory(settings)
+    except ValueError as exc:
+        return False, f"acpwire check FAILED: {exc}"
     if not factory.configured():
-        return False, f"acpwire check FAILED: {factory.problem} (run `acpwire --setup`)"
-    problem = factory.reachable()
-    if problem is not None:
-        return False, f"acpwire check FAILED: {problem}"
+        return False, f"acpwire check FAILED: {factory.problem}. {factory.setup_hint}"
+    if isinstance(factory, DefaultAgentFactory):
+        problem = factory.reachable()
+        if problem is not None:
+            return False, f"acpwire check FAILED: {problem}"
     models = factory.available_models()
     return True, (
-        f"acpwire check OK: provider {factory.provider}, {len(models)} model(s) listed, "
-        f"config home {settings.home}"
+        f"acpwire check OK: {factory.name}, provider {factory.provider}, "
+        f"{len(models)} model(s) listed, config home {settings.home}"
     )

@@ -29,6 +29,7 @@ class HermesAgentFactory:
     (``$HERMES_HOME/config.yaml`` and ``.env``), as ``hermes-acp`` does."""
 
     name = "Hermes AIAgent"
+    setup_hint = "Run `hermes model` to choose Hermes' provider and model."
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

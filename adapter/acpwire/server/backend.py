@@ -82,7 +82,9 @@ class AcpBackend:
         try:
             return await self.blocking(fn, *args)
         except AgentConfigError as exc:
-            raise auth_required(lifecycle.no_provider_message(str(exc))) from exc
+            raise auth_required(
+                lifecycle.no_provider_message(str(exc), self.factory.setup_hint)
+            ) from exc
 
     def _not_found(self, session_id: str) -> RpcError:
         problem = self.manager.store_problem
@@ -98,7 +100,9 @@ class AcpBackend:
                 state = await self.blocking(self.manager.get, session_id)
             except AgentConfigError as exc:
                 problem = self.factory.problem or str(exc)
-                raise auth_required(lifecycle.no_provider_message(problem)) from exc
+                raise auth_required(
+                    lifecycle.no_provider_message(problem, self.factory.setup_hint)
+                ) from exc
         if state is None:
             raise self._not_found(session_id)
         return state
@@ -116,7 +120,9 @@ class AcpBackend:
     async def _check_provider(self) -> None:
         self._require_provider()
         if not await self.blocking(self.factory.configured):
-            raise auth_required(lifecycle.no_provider_message(self.factory.problem))
+            raise auth_required(
+                lifecycle.no_provider_message(self.factory.problem, self.factory.setup_hint)
+            )
 
     async def _setup_extras(self, state: SessionState, servers: list[m.McpServer]) -> None:
         """MCP servers for the session; failures become a note to the user, not an error."""
@@ -174,6 +180,7 @@ class AcpBackend:
             provider=self.factory.provider if configured else None,
             configured=configured,
             problem=self.factory.problem,
+            hint=self.factory.setup_hint,
         )
         self.logged_out = False
         return m.AuthenticateResponse()

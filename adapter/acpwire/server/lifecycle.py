@@ -95,7 +95,12 @@ def initialize_response(
 
 
 def check_auth_method(
-    method_id: str, *, provider: str | None, configured: bool, problem: str | None
+    method_id: str,
+    *,
+    provider: str | None,
+    configured: bool,
+    problem: str | None,
+    hint: str = "",
 ) -> None:
     """Accept a known method when a provider is usable; otherwise say exactly what is wrong."""
     known = {SETUP_METHOD_ID} | ({provider} if provider else set())
@@ -104,9 +109,14 @@ def check_auth_method(
             f"unknown authentication method {method_id!r}; known: {', '.join(sorted(known))}"
         )
     if not configured:
-        raise auth_required(no_provider_message(problem))
+        raise auth_required(no_provider_message(problem, hint or DEFAULT_SETUP_HINT))
 
 
-def no_provider_message(problem: str | None) -> str:
+DEFAULT_SETUP_HINT = "Run `acpwire --setup`, or set OPENAI_BASE_URL and ACPWIRE_MODEL."
+
+
+def no_provider_message(problem: str | None, hint: str = DEFAULT_SETUP_HINT) -> str:
+    """What the editor shows when no model can be used: the reason and how to fix it
+    (``hint`` comes from the agent factory: the default agent and Hermes differ)."""
     detail = f" ({problem})" if problem else ""
-    return f"No model provider configured{detail}. Run `acpwire --setup`, or set OPENAI_BASE_URL and ACPWIRE_MODEL."
+    return f"No model provider configured{detail}. {hint}"
