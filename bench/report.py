@@ -206,10 +206,12 @@ ANALYSIS = """\
   bytes (a test checks byte equality) in about 1.5 µs.
 * **Cold start.** About 300 ms: the interpreter and pydantic (~60 ms), the generated
   models (~80 ms with deferred builds), anyio/asyncio, the runtime and the backend. The
-  MCP SDK and the HTTP client are imported only when first needed. The bindings build
-  each model's validator on first use, which moves a one-time cost into the first
-  requests: the `session/load` row (the first request after a restart) pays it, which
-  is why it sits at 0.11 rather than the 0.05-0.07 it measures once warm.
+  MCP SDK and the HTTP client are imported only when first needed, and a restored
+  session builds its agent only when it is first asked to work, which keeps
+  `session/load` (the first request after a restart) fast although each model's
+  validator is built on its first use. Reaching 0.5x Hermes would mean answering
+  `initialize` before the bindings are imported; we chose not to, since the editor's
+  next request would wait for the same imports anyway.
 """
 
 
