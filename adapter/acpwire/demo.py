@@ -138,7 +138,9 @@ async def backend(home: Path) -> AsyncIterator[ClientConnection[DemoEditor]]:
                 )
             )
             yield link
-            await process.stdin.aclose()  # type: ignore[union-attr]
+            await streams.send.aclose()  # end of input: the backend finishes and exits
+            with anyio.move_on_after(10):
+                await process.wait()
             tg.cancel_scope.cancel()
 
 
