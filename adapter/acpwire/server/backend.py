@@ -10,152 +10,25 @@ job of :class:`~acpwire.server.turns.TurnRunner`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any, TypeVar
-
-import anyio
+from typing import TypeVar
 
 from acp_v1 import models as m
-from acp_v1.peers import ClientPeer
-from acpwire.agent.config import ConfigError as AgentConfigError
-from acpwire.config import Settings
 from acpwire.endpoint import after_answer
-from acpwire.paths import require_absolute_cwd
 from acpwire.probe import ConnectionProbe
-from acpwire.provenance import provenance_meta
 from acpwire.render.replay import replay_updates
-from acpwire.rpc import RpcError, auth_required, internal_error, invalid_params, resource_not_found
-from acpwire.store import StoreError
+from acpwire.rpc import invalid_params, resource_not_found
 
 from . import lifecycle, options
-from .manager import SessionManager
-from .mcp import McpHost
-from .notify import Notifier
+from .core import BackendCore
 from .state import SessionState
-from .turns import ModelFactory, TurnRunner
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 LIST_PAGE = 50
 
 
-class AcpBackend:
+class AcpBackend(BackendCore):
     """Implements ``acp_v1.interfaces.Agent`` for one client connection."""
-
-    def __init__(
-        self,
-        client: ClientPeer,
-        *,
-        manager: SessionManager,
-        factory: ModelFactory,
-        settings: Settings,
-        mcp: McpHost,
-        unstable: bool = True,
-    ) -> None:
-        self.client = client
-        self.manager = manager
-        self.factory = factory
-        self.settings = settings
-        self.mcp = mcp
-        self.unstable = unstable
-        self.probe: ConnectionProbe | None = None
-        self.logged_out = False
-        self.notifier = Notifier(client)
-        self.limiter = anyio.CapacityLimiter(settings.workers)
-        """Threads for agent turns. Short blocking work uses anyio's default pool instead,
-        so turns waiting for a model or an approval never hold up other requests."""
-        self.turns = TurnRunner(self)
-
-    # -- helpers ---------------------------------------------------------------------
-
-    async def blocking(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run blocking work (database, agent construction) in a worker thread."""
-        try:
-            return await anyio.to_thread.run_sync(fn, *args)
-        except StoreError as exc:
-            logger.error("session database error: %s", exc)
-            raise internal_error(f"Session database error: {exc}") from exc
-
-    async def _build(self, fn: Callable[..., T], *args: Any) -> T:
-        """Work that builds an agent: a provider that rejects the configuration (a key,
-        a model with too small a context window) answers -32000 with the reason."""
-        try:
-            return await self.blocking(fn, *args)
-        except AgentConfigError as exc:
-            raise auth_required(
-                lifecycle.no_provider_message(str(exc), self.factory.setup_hint)
-            ) from exc
-
-    def _not_found(self, session_id: str) -> RpcError:
-        problem = self.manager.store_problem
-        hint = f" (sessions are not persisted: {problem})" if problem else ""
-        return resource_not_found(f"Session {session_id!r} not found{hint}")
-
-    async def session(self, session_id: str) -> SessionState:
-        """The open or stored session, or ``-32002`` (``-32000`` when restoring it needs
-        a model provider and none is configured)."""
-        state = self.manager.peek(session_id)
-        if state is None:
-            try:
-                state = await self.blocking(self.manager.get, session_id)
-            except AgentConfigError as exc:
-                problem = self.factory.problem or str(exc)
-                raise auth_required(
-                    lifecycle.no_provider_message(problem, self.factory.setup_hint)
-                ) from exc
-        if state is None:
-            raise self._not_found(session_id)
-        return state
-
-    def _cwd(self, raw: str) -> str:
-        try:
-            return require_absolute_cwd(raw)
-        except ValueError as exc:
-            raise invalid_params(str(exc)) from exc
-
-    def _require_provider(self) -> None:
-        if self.logged_out:
-            raise auth_required("Logged out: authenticate again to start sessions.")
-
-    async def _check_provider(self) -> None:
-        self._require_provider()
-        if not await self.blocking(self.factory.configured):
-            raise auth_required(
-                lifecycle.no_provider_message(self.factory.problem, self.factory.setup_hint)
-            )
-
-    async def _setup_extras(self, state: SessionState, servers: list[m.McpServer]) -> None:
-        """MCP servers for the session; failures become a note to the user, not an error."""
-        failures = await self.mcp.start(state, servers)
-        if failures:
-            text = "\n".join(
-                f"MCP server {name!r} failed to start: {why}" for name, why in failures
-            )
-            after_answer(lambda: self._notice(state, text))
-
-    async def _notice(self, state: SessionState, text: str) -> None:
-        await self.notifier.message(state.id, text)
-
-    def _meta(self, state: SessionState) -> dict[str, Any] | None:
-        internal = state.record.internal_id
-        if internal is None:
-            return None
-        meta = provenance_meta(self.manager.store, state.id, internal)
-        return dict(meta) if meta is not None else None
-
-    async def _session_setup(
-        self, state: SessionState
-    ) -> tuple[m.SessionModeState, list[m.SessionConfigOption]]:
-        models = await self.blocking(self.factory.available_models)
-        return options.mode_state(state), options.config_options(state, models)
-
-    def _after_setup(self, state: SessionState) -> None:
-        """Commands, usage and title go out once the client knows the session."""
-
-        async def send() -> None:
-            await self.turns.advertise(state)
-
-        after_answer(send)
 
     # -- initialize / auth -----------------------------------------------------------
 

@@ -37,13 +37,13 @@ from .state import SessionState
 from .terminals import run_in_client_terminal
 
 if TYPE_CHECKING:
-    from .backend import AcpBackend
+    from .core import BackendCore
 
 logger = logging.getLogger(__name__)
 MEMORY_KEY = "approvals"
 
 
-def approval_memory(backend: AcpBackend, state: SessionState) -> ApprovalMemory:
+def approval_memory(backend: BackendCore, state: SessionState) -> ApprovalMemory:
     """The session's approval memory (session grants + the workspace's persistent ones)."""
     memory = state.extra.get(MEMORY_KEY)
     if not isinstance(memory, ApprovalMemory):
@@ -54,7 +54,7 @@ def approval_memory(backend: AcpBackend, state: SessionState) -> ApprovalMemory:
 class SessionServices:
     """The loop-side services of one session's turns (see ``TurnServices``)."""
 
-    def __init__(self, backend: AcpBackend, state: SessionState) -> None:
+    def __init__(self, backend: BackendCore, state: SessionState) -> None:
         self.backend = backend
         self.state = state
         self.memory = approval_memory(backend, state)

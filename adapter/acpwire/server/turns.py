@@ -32,7 +32,7 @@ from .services import SessionServices
 from .state import QueuedPrompt, SessionState
 
 if TYPE_CHECKING:
-    from .backend import AcpBackend
+    from .core import BackendCore
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ class ModelFactory(AgentFactory, Protocol):
 class TurnRunner:
     """Runs the prompt turns of every session of one connection."""
 
-    def __init__(self, backend: AcpBackend) -> None:
+    def __init__(self, backend: BackendCore) -> None:
         self.backend = backend
 
     # -- notifications the backend sends around turns ------------------------------------
