@@ -41,7 +41,8 @@ def agent_capabilities(*, unstable: bool, mcp_http: bool, mcp_sse: bool) -> m.Ag
             audio=PROMPT_CAPABILITIES["audio"],
             embedded_context=PROMPT_CAPABILITIES["embeddedContext"],
         ),
-        mcp_capabilities=m.McpCapabilities(http=mcp_http, sse=mcp_sse),
+        # `acp` (MCP over ACP) is unstable-only: left out rather than sent as false.
+        mcp_capabilities=m.McpCapabilities(http=mcp_http, sse=mcp_sse, acp=None),
         session_capabilities=sessions,
         auth=m.AgentAuthCapabilities(logout=m.LogoutCapabilities()),
     )
