@@ -8,15 +8,14 @@
   once every notification that arrived before it has been handled (the official SDK
   ran each message in its own task and let responses overtake updates).
 * Bad input of any kind gets the right JSON-RPC error and the connection keeps serving.
-* Writes are serialized and shielded from cancellation, so frames never interleave or
-  break off half-way, and go out in call order.
+* The sending half (serialized writes, our requests' ids, waiters and cancels) is the
+  :class:`~.outbound.Outbox`; this module is the reading half and the public face.
 
 Methods are plain strings and params are opaque: nothing here knows ACP.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from typing import Final
 
@@ -41,24 +40,14 @@ from .handling import (
     report_notification_failure,
     request_failure,
 )
+from .outbound import CANCEL_REQUEST_METHOD, Outbox
+
+__all__ = ["CANCEL_REQUEST_METHOD", "DEFAULT_BENIGN_PROBES", "Connection"]
 
 logger = logging.getLogger(__name__)
 
-CANCEL_REQUEST_METHOD: Final = "$/cancel_request"
 DEFAULT_BENIGN_PROBES: Final = frozenset({"ping", "health", "healthcheck"})
 _ORDERED_QUEUE: Final = 1024
-_CANCEL_SEND_TIMEOUT: Final = 5.0
-_CLOSE_FLUSH_TIMEOUT: Final = 5.0
-
-
-class _Waiter:
-    __slots__ = ("done", "error", "result")
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.result: object = None
-        self.error: RpcError | None = None
-
 
 _Ordered = m.Notification | m.Response | m.ErrorResponse
 
@@ -78,22 +67,17 @@ class Connection:
         name: str = "rpc",
     ) -> None:
         self._receive = receive
-        self._send = send
         self._handler = handler
         self._max_line_bytes = max_line_bytes
         self._decode = decode or m.decode_message
         self._benign_probes = benign_probes
         self._name = name
-        self._write_lock = anyio.Lock(fast_acquire=True)
-        self._next_id = 0
-        self._pending: dict[m.RequestId, _Waiter] = {}
+        self._out = Outbox(send, name)
         self._in_flight: dict[m.RequestId, list[anyio.CancelScope]] = {}
         self._ordered: MemoryObjectSendStream[_Ordered] | None = None
         self._worker_task: int | None = None
         self._task_group: TaskGroup | None = None
         self._started = False
-        self._receive_closed = False
-        self._closed = False
 
     # -- outgoing ---------------------------------------------------------------------
 
@@ -106,99 +90,35 @@ class Connection:
         the connection ends first, and ``TimeoutError`` after ``timeout`` seconds. On
         timeout or cancellation the peer is sent ``$/cancel_request`` for this id.
         """
-        if self._closed or self._receive_closed:
+        if self._out.ended:
             raise ConnectionClosedError()
         if self._worker_task is not None and anyio.get_current_task().id == self._worker_task:
             raise RuntimeError(
                 f"{method}: a notification handler cannot await a response, which is ordered "
                 "after the notification being handled; start a task for it instead"
             )
-        msg_id = self._next_id
-        self._next_id += 1
-        line = m.encode_request(msg_id, method, params)
-        waiter = self._pending[msg_id] = _Waiter()
-        sent = False
-        try:
-            await self._write(line)
-            sent = True
-            with anyio.fail_after(timeout):
-                await waiter.done.wait()
-        except BaseException:
-            if sent and not waiter.done.is_set():
-                await self._send_cancel(msg_id, method)
-            raise
-        finally:
-            del self._pending[msg_id]
-        if waiter.error is not None:
-            raise waiter.error
-        return waiter.result
+        return await self._out.request(method, params, timeout)
 
     async def notify(self, method: str, params: object = None) -> None:
         """Send a notification (no answer expected)."""
-        await self._write(m.encode_notification(method, params))
+        await self._out.write(m.encode_notification(method, params))
 
     async def notify_encoded(self, method: str, params_json: bytes) -> None:
         """Send a notification whose params are already JSON (one object, no newline).
 
         For the hottest messages a typed layer can encode faster than a generic encoder;
         the bytes are framed as they are, so they must be valid JSON."""
-        await self._write(m.encode_notification_raw(method, params_json))
+        await self._out.write(m.encode_notification_raw(method, params_json))
 
     async def close(self) -> None:
         """Stop serving, fail pending requests, flush and close both streams."""
-        if self._closed:
+        if self._out.closed:
             return
-        self._closed = True
         if self._task_group is not None:
             self._task_group.cancel_scope.cancel()
-        self._fail_pending()
         with anyio.CancelScope(shield=True):
-            # Let a frame in progress finish, but never wait forever on a stuck peer.
-            with anyio.move_on_after(_CLOSE_FLUSH_TIMEOUT) as flush:
-                async with self._write_lock:
-                    await self._send.aclose()
-            if flush.cancelled_caught:
-                logger.warning("%s: output did not drain in time; closing anyway", self._name)
-                with anyio.move_on_after(_CLOSE_FLUSH_TIMEOUT):
-                    await self._send.aclose()
+            await self._out.close()
             await self._receive.aclose()
-
-    async def _write(self, line: bytes) -> None:
-        if self._closed:
-            raise ConnectionClosedError()
-        lock = self._write_lock
-        if not lock.locked():
-            # Uncontended (the streaming hot path): our transports either queue the
-            # whole frame or wait before queuing any of it, so no shield is needed.
-            lock.acquire_nowait()
-            try:
-                await self._send.send(line)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-                raise ConnectionClosedError(f"Connection closed: {exc!r}") from exc
-            finally:
-                lock.release()
-            return
-        # Shielded: a frame cut off half-way would corrupt every later message.
-        with anyio.CancelScope(shield=True):
-            async with self._write_lock:
-                try:
-                    await self._send.send(line)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-                    raise ConnectionClosedError(f"Connection closed: {exc!r}") from exc
-
-    async def _send_cancel(self, msg_id: int, method: str) -> None:
-        if self._closed or self._receive_closed:
-            return
-        logger.debug("%s: cancelling our request %s (%s)", self._name, msg_id, method)
-        with anyio.move_on_after(_CANCEL_SEND_TIMEOUT, shield=True):
-            with contextlib.suppress(ConnectionClosedError):
-                await self.notify(CANCEL_REQUEST_METHOD, {"requestId": msg_id})
-
-    def _fail_pending(self) -> None:
-        for waiter in self._pending.values():
-            if not waiter.done.is_set():
-                waiter.error = ConnectionClosedError()
-                waiter.done.set()
 
     # -- incoming ---------------------------------------------------------------------
 
@@ -221,14 +141,14 @@ class Connection:
                 tg.start_soon(self._ordered_worker, ordered_out, worker_done)
                 await self._read_loop()
                 logger.debug("%s: end of input", self._name)
-                self._receive_closed = True
+                self._out.mark_input_ended()
                 ordered_in.close()
                 await worker_done.wait()
                 tg.cancel_scope.cancel()
         finally:
-            self._receive_closed = True
+            self._out.mark_input_ended()
             ordered_in.close()
-            self._fail_pending()
+            self._out.fail_pending()
 
     async def _read_loop(self) -> None:
         reader = LineReader(self._receive, self._max_line_bytes)
@@ -335,7 +255,7 @@ class Connection:
                 if isinstance(item, m.Notification):
                     await self._handle_notification(item)
                 else:
-                    self._resolve(item)
+                    self._out.resolve(item)
         done.set()
 
     async def _handle_notification(self, note: m.Notification) -> None:
@@ -343,20 +263,6 @@ class Connection:
             await self._handler.on_notification(note.method, note.params)
         except Exception as exc:
             report_notification_failure(self._name, note.method, exc, self._benign_probes)
-
-    def _resolve(self, msg: m.Response | m.ErrorResponse) -> None:
-        waiter = self._pending.get(msg.id)
-        if waiter is None or waiter.done.is_set():
-            if isinstance(msg, m.ErrorResponse) and msg.id is None:
-                logger.warning("%s: peer reported an error: %s", self._name, msg.error)
-            else:
-                logger.warning("%s: response for unknown request id %r", self._name, msg.id)
-            return
-        if isinstance(msg, m.ErrorResponse):
-            waiter.error = msg.error
-        else:
-            waiter.result = msg.result
-        waiter.done.set()
 
     async def _answer_result(self, msg_id: m.RequestId, method: str, result: object) -> None:
         try:
@@ -379,6 +285,6 @@ class Connection:
 
     async def _send_answer(self, line: bytes) -> None:
         try:
-            await self._write(line)
+            await self._out.write(line)
         except ConnectionClosedError:
             logger.warning("%s: could not answer, connection closed", self._name)

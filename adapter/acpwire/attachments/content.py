@@ -1,26 +1,21 @@
-"""Turn the content blocks of an ACP ``session/prompt`` into the user message a model gets.
+"""Assemble the user message a model gets from the content blocks of an ACP prompt.
 
-Text stays text; ``file:`` resource links are read from disk (relative to the *session* cwd,
-Windows/WSL forms translated by :mod:`acpwire.paths`); images become data URLs when the model
-takes images; everything that cannot be passed on becomes a bracketed note that the model sees
-in place of the attachment and that is also listed in :attr:`PromptContent.notes`, so nothing
-disappears silently and a bad attachment never fails the turn.
+Text stays text; ``file:`` resource links are read from disk (through :mod:`.sources`);
+images become data URLs when the model takes images; everything that cannot be passed on
+becomes a bracketed note that the model sees in place of the attachment and that is also
+listed in :attr:`PromptContent.notes`, so nothing disappears silently and a bad attachment
+never fails the turn.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import logging
-import mimetypes
 import posixpath
-import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
-from urllib.parse import unquote
 
 from acp_v1.models import (
     BlobResourceContents,
@@ -31,16 +26,19 @@ from acp_v1.models import (
     ContentBlockResourceLink,
     ContentBlockText,
 )
-from acpwire.paths import resolve_in_cwd, translate_cwd
 
-__all__ = [
-    "IMAGE_PLACEHOLDER",
-    "MAX_INLINE_BYTES",
-    "PROMPT_CAPABILITIES",
-    "ContentPart",
-    "PromptContent",
-    "prompt_to_model_content",
-]
+from .sources import (
+    AttachError,
+    b64decode,
+    decode_utf8,
+    display_name,
+    file_size,
+    is_image,
+    is_text_mime,
+    local_path,
+    mime_for,
+    read_capped,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -60,20 +58,6 @@ ContentPart = dict[str, Any]
 
 # The formats the OpenAI-compatible vision APIs accept; SVG is text and is read as such.
 _INLINE_IMAGE_MIMES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-_SUFFIX_MIMES = {
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-    ".bmp": "image/bmp",
-    ".svg": "image/svg+xml",
-}
-_TEXT_APPLICATION = re.compile(
-    r"^application/(?:json|xml|javascript|ecmascript|x-sh|x-shellscript|x-python|x-yaml|yaml"
-    r"|toml|x-toml|sql|graphql|x-httpd-php|x-tex|x-latex|rtf|x-ndjson|[\w.+-]+\+(?:json|xml))$"
-)
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")  # two letters or more: "C:" is a drive
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,74 +77,6 @@ class PromptContent:
         if isinstance(self.content, str):
             return not self.content.strip()
         return all(p["type"] == "text" and not str(p["text"]).strip() for p in self.content)
-
-
-class _AttachError(Exception):
-    """An attachment that cannot be used; the message is the note to show."""
-
-
-def _scheme(uri: str) -> str | None:
-    match = _SCHEME.match(uri)
-    return match.group(1).lower() if match else None
-
-
-def _mime_for(name: str, declared: str | None) -> str | None:
-    if declared:
-        return declared.split(";", 1)[0].strip().lower() or None
-    suffix = posixpath.splitext(name.lower())[1]
-    return _SUFFIX_MIMES.get(suffix) or mimetypes.guess_type("x" + suffix)[0]
-
-
-def _is_image(mime: str | None) -> bool:
-    return mime is not None and mime.startswith("image/") and mime != "image/svg+xml"
-
-
-def _is_text_mime(mime: str) -> bool:
-    return (
-        mime.startswith("text/") or mime == "image/svg+xml" or bool(_TEXT_APPLICATION.match(mime))
-    )
-
-
-def _decode_utf8(data: bytes, truncated: bool) -> str | None:
-    # A cut at the cap may split a multi-byte character: drop up to three trailing bytes.
-    for trim in range(4 if truncated else 1):
-        try:
-            return data[: len(data) - trim].decode("utf-8-sig")
-        except UnicodeDecodeError:
-            continue
-    return None
-
-
-def _b64decode(data: str) -> bytes:
-    """Decode base64, tolerating a ``data:`` URL prefix and line breaks; raise _AttachError."""
-    if data.startswith("data:") and ";base64," in data:
-        data = data.split(";base64,", 1)[1]
-    try:
-        return base64.b64decode(re.sub(r"\s+", "", data), validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise _AttachError(f"invalid base64 ({exc})") from exc
-
-
-def _display_name(link: ContentBlockResourceLink) -> str:
-    if link.title and link.name and link.title != link.name:
-        return f"{link.title} ({link.name})"
-    return link.title or link.name or posixpath.basename(unquote(link.uri).rstrip("/")) or link.uri
-
-
-def _local_path(uri: str, cwd: str) -> Path | None:
-    """The file a link names, or None for a non-file URI; raise _AttachError when unusable."""
-    scheme = _scheme(uri)
-    if scheme is not None and scheme != "file":
-        return None
-    target = uri
-    if scheme == "file" and translate_cwd(uri).lower().startswith("file:"):
-        if uri[5:6] == "/":  # file://host/... with a host that is not this machine
-            raise _AttachError(f"[Cannot read file URI on another host: {uri}]")
-        target = unquote(uri[5:])  # a relative "file:notes.txt"
-    try:
-        return resolve_in_cwd(target, cwd)
-    except ValueError as exc:
-        raise _AttachError(f"[Cannot resolve attached path {uri}: {exc}]") from exc
 
 
 class _Builder:
@@ -206,8 +122,8 @@ class _Builder:
         """Inline a file's bytes as text, or note that it is binary."""
         truncated = total > MAX_INLINE_BYTES or len(data) > MAX_INLINE_BYTES
         data = data[:MAX_INLINE_BYTES]
-        text = _decode_utf8(data, truncated)
-        declared_binary = mime is not None and not _is_text_mime(mime) and text is None
+        text = decode_utf8(data, truncated)
+        declared_binary = mime is not None and not is_text_mime(mime) and text is None
         if b"\x00" in data or declared_binary:
             self.note(f"[Binary file omitted: {total} bytes, mime={mime or 'unknown'}] ({where})")
             return
@@ -226,7 +142,7 @@ class _Builder:
         elif isinstance(block, ContentBlockImage):
             self.add_image_block(block)
         elif isinstance(block, ContentBlockResourceLink):
-            self.add_link(block.uri, _display_name(block), block.mime_type)
+            self.add_link(block.uri, display_name(block), block.mime_type)
         elif isinstance(block, ContentBlockResource):
             self.add_embedded(block)
         elif isinstance(block, ContentBlockAudio):
@@ -240,14 +156,14 @@ class _Builder:
             # An image given by reference only: read it like a linked file.
             self.add_link(block.uri, posixpath.basename(block.uri) or block.uri, block.mime_type)
             return
-        mime = _mime_for("", block.mime_type) or "image/png"
+        mime = mime_for("", block.mime_type) or "image/png"
         if not self.accepts_images:
             self.display.append(IMAGE_PLACEHOLDER)
             self.note(NO_IMAGES)
             return
         try:
-            data = _b64decode(block.data)
-        except _AttachError as exc:
+            data = b64decode(block.data)
+        except AttachError as exc:
             self.display.append(IMAGE_PLACEHOLDER)
             self.note(f"[Image omitted: {exc}]")
             return
@@ -255,8 +171,8 @@ class _Builder:
 
     def add_link(self, uri: str, display: str, declared_mime: str | None) -> None:
         try:
-            path = _local_path(uri, self.cwd)
-        except _AttachError as exc:
+            path = local_path(uri, self.cwd)
+        except AttachError as exc:
             self.display.append(f"[Attached file: {display}]")
             self.note(str(exc))
             return
@@ -264,15 +180,15 @@ class _Builder:
             self.display.append(f"[Resource link: {uri}]")
             self.note(f"[Resource link only: {uri}; cannot read non-file URIs directly.]")
             return
-        mime = _mime_for(path.name, declared_mime)
-        if _is_image(mime):
+        mime = mime_for(path.name, declared_mime)
+        if is_image(mime):
             assert mime is not None
             self.add_image_file(path, mime, display)
             return
         self.display.append(f"[Attached file: {display}]")
         try:
-            data, total = _read_capped(path, MAX_INLINE_BYTES)
-        except _AttachError as exc:
+            data, total = read_capped(path, MAX_INLINE_BYTES)
+        except AttachError as exc:
             self.note(f"{exc} ({display})")
             return
         self.body(data, total, mime, header=f"[Attached file: {display}]", where=f"Path: {path}")
@@ -282,11 +198,11 @@ class _Builder:
         data = b""
         try:
             # Check the size before reading, and again after: the file may have grown.
-            refusal = self.image_refusal(_file_size(path), mime)
+            refusal = self.image_refusal(file_size(path), mime)
             if refusal is None:
-                data, size = _read_capped(path, MAX_INLINE_BYTES)
+                data, size = read_capped(path, MAX_INLINE_BYTES)
                 refusal = self.image_refusal(size, mime)
-        except _AttachError as exc:
+        except AttachError as exc:
             self.note(f"{exc} ({display})")
             return
         if refusal is not None:
@@ -303,43 +219,20 @@ class _Builder:
             data = resource.text.encode("utf-8")
             self.body(data, len(data), "text/plain", header=header, where=f"URI: {uri}")
             return
-        mime = _mime_for(uri, resource.mime_type)
+        mime = mime_for(uri, resource.mime_type)
         try:
-            raw = _b64decode(resource.blob)
-        except _AttachError as exc:
+            raw = b64decode(resource.blob)
+        except AttachError as exc:
             self.display.append(header)
             self.note(f"[Embedded resource omitted: {exc}: {uri}]")
             return
-        if _is_image(mime):
+        if is_image(mime):
             assert mime is not None
             label = f"[Attached image: {posixpath.basename(uri) or uri}]\nURI: {uri}"
             self.image(raw, mime, label=label, name=uri)
             return
         self.display.append(header)
         self.body(raw, len(raw), mime, header=header, where=f"URI: {uri}")
-
-
-def _file_size(path: Path) -> int:
-    try:
-        info = path.stat()
-    except FileNotFoundError as exc:
-        raise _AttachError(f"[Attached file not found: {path}]") from exc
-    except OSError as exc:
-        raise _AttachError(f"[Cannot read attached file {path}: {exc.strerror or exc}]") from exc
-    if not stat.S_ISREG(info.st_mode):
-        raise _AttachError(f"[Cannot attach {path}: not a regular file]")
-    return info.st_size
-
-
-def _read_capped(path: Path, cap: int) -> tuple[bytes, int]:
-    """Up to ``cap + 1`` bytes of the file and its total size (at least what was read)."""
-    size = _file_size(path)
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(cap + 1)
-    except OSError as exc:
-        raise _AttachError(f"[Cannot read attached file {path}: {exc.strerror or exc}]") from exc
-    return data, max(size, len(data))
 
 
 def prompt_to_model_content(
