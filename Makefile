@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 CODE   := codegen generated adapter tests bench
 
 .DEFAULT_GOAL := help
-.PHONY: help install run demo regen check-generated schema-update lint type pytest test bench clean
+.PHONY: help install run demo regen check-generated schema-update lint type pytest test bench hermes-venv clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -48,6 +48,14 @@ test: check-generated lint type pytest ## Everything CI runs: generated/ current
 
 bench: $(STAMP) ## Benchmarks side by side with the anchors; writes docs/BENCHMARKS.md
 	$(BIN)/python -m bench
+
+HERMES_VENV := bench/.venvs/hermes-acpwire
+
+hermes-venv: ## A virtualenv with the real Hermes agent and this checkout (for its end-to-end tests)
+	@test -x $(HERMES_VENV)/bin/python || $(PYTHON) -m venv $(HERMES_VENV)
+	$(HERMES_VENV)/bin/python -m pip install --quiet 'hermes-agent[acp]==0.19.0'
+	$(HERMES_VENV)/bin/python -m pip install --quiet -e .
+	$(HERMES_VENV)/bin/python -c "import acpwire.hermes as h; assert h.available(); print('hermes venv ready')"
 
 clean: ## Remove the virtualenv and caches
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
