@@ -1,5 +1,5 @@
-"""Which agent stands behind the backend: the real Hermes ``AIAgent`` when installed,
-the embedded default agent otherwise.
+"""The factory of the embedded default agent (``acpwire.hermes`` has Hermes' one;
+``acpwire.server.app.choose_factory`` picks between them).
 
 A factory builds one agent per session. It also answers whether a model provider is
 configured at all (so ``session/new`` can answer "authentication required" instead of
@@ -9,7 +9,6 @@ failing later) and which models the endpoint offers (for the model picker).
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import logging
 import os
 import threading
@@ -110,11 +109,3 @@ class DefaultAgentFactory:
         from acpwire.agent.default import DefaultAgent  # the HTTP client loads with the first agent
 
         return DefaultAgent(config, internal_id=internal_id)
-
-
-def hermes_available() -> bool:
-    """Whether the Hermes agent (``run_agent.AIAgent``) is importable here."""
-    return (
-        importlib.util.find_spec("run_agent") is not None
-        and importlib.util.find_spec("hermes_cli") is not None
-    )

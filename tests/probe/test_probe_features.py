@@ -18,21 +18,8 @@ from acpwire.probe import (
     default_features,
     read_features,
 )
+from tests.probe.expected import BASELINE_11, VERSIONS
 
-VERSIONS = ("s119", "s121", "s240")
-BASELINE_11 = {
-    "user_message_chunk",
-    "agent_message_chunk",
-    "agent_thought_chunk",
-    "tool_call",
-    "tool_call_update",
-    "plan",
-    "available_commands_update",
-    "current_mode_update",
-    "config_option_update",
-    "session_info_update",
-    "usage_update",
-}
 TOOL_KINDS = (
     "read",
     "edit",

@@ -12,21 +12,8 @@ from typing import Any
 import pytest
 
 from acpwire.probe import ConnectionProbe, SchemaFeatures
+from tests.probe.expected import BASELINE_11, VERSIONS
 
-VERSIONS = ("s119", "s121", "s240")
-BASELINE_11 = {
-    "user_message_chunk",
-    "agent_message_chunk",
-    "agent_thought_chunk",
-    "tool_call",
-    "tool_call_update",
-    "plan",
-    "available_commands_update",
-    "current_mode_update",
-    "config_option_update",
-    "session_info_update",
-    "usage_update",
-}
 EVERYTHING: dict[str, Any] = {
     "protocolVersion": 1,
     "clientInfo": {"name": "zed", "version": "1.0.0"},

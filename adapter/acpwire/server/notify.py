@@ -49,17 +49,18 @@ class Notifier:
         if not self.allows(kind):
             return False
         out = self.client.outbound
-        params = text_chunk_params(session_id, text, kind) if isinstance(out, Connection) else None
-        if params is None or not isinstance(out, Connection):
-            block = m.ContentBlockText(text=text)
-            update: Any = (
-                m.SessionUpdateAgentThoughtChunk(content=block)
-                if kind == "agent_thought_chunk"
-                else m.SessionUpdateAgentMessageChunk(content=block)
-            )
-            return await self.update(session_id, update)
-        await out.notify_encoded("session/update", params)
-        return True
+        if isinstance(out, Connection):
+            params = text_chunk_params(session_id, text, kind)
+            if params is not None:
+                await out.notify_encoded("session/update", params)
+                return True
+        block = m.ContentBlockText(text=text)
+        update: Any = (
+            m.SessionUpdateAgentThoughtChunk(content=block)
+            if kind == "agent_thought_chunk"
+            else m.SessionUpdateAgentMessageChunk(content=block)
+        )
+        return await self.update(session_id, update)
 
     async def message(self, session_id: str, text: str) -> bool:
         """An agent message chunk (a whole short reply or a notice)."""

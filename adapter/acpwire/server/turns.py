@@ -200,9 +200,8 @@ class TurnRunner:
             state.agent.interrupt()  # the prompt request itself was cancelled
             raise
         finally:
+            # ``done`` is set by the worker itself; an abandoned one sets it when it ends.
             state.running, state.abort_calls = False, None
-            if done.is_set() or result is not None:
-                done.set()
         return await self._finish(state, prompt, result, before)
 
     async def _start_turn(self, state: SessionState, prompt: QueuedPrompt) -> None:
