@@ -55,7 +55,7 @@ hermes-venv: ## A virtualenv with the real Hermes agent and this checkout (for i
 	@test -x $(HERMES_VENV)/bin/python || $(PYTHON) -m venv $(HERMES_VENV)
 	$(HERMES_VENV)/bin/python -m pip install --quiet 'hermes-agent[acp]==0.19.0'
 	$(HERMES_VENV)/bin/python -m pip install --quiet -e .
-	$(HERMES_VENV)/bin/python -c "import acpwire.hermes as h; assert h.available(); print('hermes venv ready')"
+	$(HERMES_VENV)/bin/python -c "import acpwire.hermes.modules as h; assert h.available(); print('hermes venv ready')"
 
 clean: ## Remove the virtualenv and caches
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

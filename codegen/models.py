@@ -1,7 +1,8 @@
 """Run datamodel-code-generator on the shaped schema and return the models module source.
 
 The generator is pinned (see pyproject.toml) and driven only through its documented
-options, a base class and a validators table; its output is never edited afterwards.
+options, a base class, a validators table and two custom templates; its output is never
+edited afterwards.
 """
 
 from __future__ import annotations
@@ -94,33 +95,45 @@ def reject_known_function(union: OpenUnion) -> str:
     return f"reject_known_{python_field(union.name[:1].lower() + union.name[1:])}"
 
 
-def validators_config(
-    rules: list[Leniency], package: str, open_unions: Sequence[OpenUnion] = ()
-) -> dict[str, Any]:
-    """The generator's ``--validators`` table: one wrap validator per (model, function),
-    plus an after-validator on each open union's catch-all so that a malformed *known*
-    variant is rejected instead of being kept as an unknown one."""
-    grouped: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    modes: dict[str, str] = {}
-    for rule in rules:
-        grouped[rule.model][validator_function(rule)].append(python_field(rule.field))
-    for union in open_unions:
-        fn = reject_known_function(union)
-        grouped[union.other][fn].append(python_field(union.tag))
-        modes[fn] = "after"
+def validators_config(package: str, open_unions: Sequence[OpenUnion] = ()) -> dict[str, Any]:
+    """The generator's ``--validators`` table: an after-validator on each open union's
+    catch-all, so that a malformed *known* variant is rejected instead of being kept as an
+    unknown one."""
     return {
-        model: {
+        union.other: {
             "validators": [
                 {
-                    "fields": sorted(fields),
-                    "function": f"{package}._lenient.{fn}",
-                    "mode": modes.get(fn, "wrap"),
+                    "fields": [python_field(union.tag)],
+                    "function": f"{package}._lenient.{reject_known_function(union)}",
+                    "mode": "after",
                 }
-                for fn, fields in sorted(by_fn.items())
             ]
         }
-        for model, by_fn in sorted(grouped.items())
+        for union in sorted(open_unions, key=lambda u: u.other)
     }
+
+
+def template_data(rules: list[Leniency], open_unions: Sequence[OpenUnion]) -> dict[str, Any]:
+    """Per-model data for the custom templates (``codegen/templates/datamodel``).
+
+    ``lenient`` maps a field to the ``_lenient`` validator its annotation carries (one
+    shared ``WrapValidator`` per rule: no per-class validator methods, which cost import
+    time); ``union_mode`` makes an open union try its known (discriminated) members
+    first and the catch-all last.
+    """
+    data: dict[str, dict[str, Any]] = defaultdict(dict)
+    for rule in rules:
+        data[rule.model].setdefault("lenient", {})[python_field(rule.field)] = validator_function(
+            rule
+        )
+    for union in open_unions:
+        data[union.name]["union_mode"] = "left_to_right"
+    return {name: data[name] for name in sorted(data)}
+
+
+def lenient_imports(rules: list[Leniency], package: str) -> str:
+    """The generator's ``--additional-imports``: the validators the templates name."""
+    return ",".join(sorted({f"{package}._lenient.{validator_function(r)}" for r in rules}))
 
 
 def generate_models(
@@ -135,10 +148,9 @@ def generate_models(
         folder = Path(tmp)
         (folder / "schema.json").write_text(json.dumps(shaped, indent=1, sort_keys=True))
         (folder / "validators.json").write_text(
-            json.dumps(validators_config(rules, package, open_unions), indent=1)
+            json.dumps(validators_config(package, open_unions), indent=1)
         )
-        # Open unions try their known (discriminated) members first, the catch-all last.
-        extra = {union.name: {"union_mode": "left_to_right"} for union in open_unions}
+        extra = template_data(rules, open_unions)
         (folder / "extra.json").write_text(json.dumps(extra, indent=1))
         out = folder / "models.py"
         cmd = [
@@ -152,6 +164,7 @@ def generate_models(
             f"--extra-template-data={folder / 'extra.json'}",
             f"--custom-template-dir={TEMPLATE_DIR}",
             f"--base-class={package}._base.AcpModel",
+            f"--additional-imports={lenient_imports(rules, package)}",
             *GENERATOR_OPTIONS,
         ]
         # The generator runs ruff in its working folder: give it the project's settings.

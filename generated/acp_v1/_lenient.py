@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import ValidationError, ValidationInfo, ValidatorFunctionWrapHandler
+from pydantic import ValidationError, ValidationInfo, ValidatorFunctionWrapHandler, WrapValidator
 
 logger = logging.getLogger(__name__)
 
@@ -91,10 +91,14 @@ reject_known_session_update = _reject_known(
     ),
 )
 
-lenient_error_false = _make(False, on_error=True, on_null=False, skip_items=False)
-lenient_error_items_empty_list = _make([], on_error=True, on_null=False, skip_items=True)
-lenient_error_items_none = _make(None, on_error=True, on_null=False, skip_items=True)
-lenient_error_none = _make(None, on_error=True, on_null=False, skip_items=False)
-lenient_error_str_object = _make("object", on_error=True, on_null=False, skip_items=False)
-lenient_null_empty_list = _make([], on_error=False, on_null=True, skip_items=False)
-lenient_null_none = _make(None, on_error=False, on_null=True, skip_items=False)
+lenient_error_false = WrapValidator(_make(False, on_error=True, on_null=False, skip_items=False))
+lenient_error_items_empty_list = WrapValidator(
+    _make([], on_error=True, on_null=False, skip_items=True)
+)
+lenient_error_items_none = WrapValidator(_make(None, on_error=True, on_null=False, skip_items=True))
+lenient_error_none = WrapValidator(_make(None, on_error=True, on_null=False, skip_items=False))
+lenient_error_str_object = WrapValidator(
+    _make("object", on_error=True, on_null=False, skip_items=False)
+)
+lenient_null_empty_list = WrapValidator(_make([], on_error=False, on_null=True, skip_items=False))
+lenient_null_none = WrapValidator(_make(None, on_error=False, on_null=True, skip_items=False))

@@ -42,7 +42,10 @@ def hermes_python() -> tuple[str | None, str]:
             f"no Python with hermes-agent: {python} is missing (create the venv as docs/HERMES.md"
             " says, or point ACPWIRE_HERMES_PYTHON at a Python with hermes-agent and acpwire)"
         )
-    probe = "import run_agent, acpwire, acpwire.hermes as h; print(h.available(), acpwire.__file__)"
+    probe = (
+        "import run_agent, acpwire, acpwire.hermes.modules as h;"
+        " print(h.available(), acpwire.__file__)"
+    )
     try:
         done = subprocess.run(
             [python, "-c", probe], capture_output=True, text=True, timeout=120, check=False

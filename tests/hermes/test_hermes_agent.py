@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from acpwire.agent.seam import TurnResult
-from acpwire.hermes import HermesAgent
+from acpwire.hermes.agent import HermesAgent
 from tests.agent.recording import RecordingHooks
 from tests.hermes.fake_aiagent import ScriptedAIAgent
 

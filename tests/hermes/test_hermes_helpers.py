@@ -13,16 +13,10 @@ import pytest
 
 from acpwire.agent.config import ConfigError
 from acpwire.agent.seam import EditProposal, TurnUsage
-from acpwire.hermes import (
-    CallIds,
-    HermesAgentFactory,
-    edit_proposals,
-    plan_items,
-    stop_kind,
-    tool_args,
-    turn_result,
-    usage_delta,
-)
+from acpwire.hermes.edits import edit_proposals
+from acpwire.hermes.factory import HermesAgentFactory
+from acpwire.hermes.results import plan_items, stop_kind, tool_args, turn_result, usage_delta
+from acpwire.hermes.turn import CallIds
 
 TC_ID = re.compile(r"^tc-[0-9a-f]{12}$")
 

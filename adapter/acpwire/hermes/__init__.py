@@ -13,37 +13,8 @@ gets wrong. Modules:
 - :mod:`~acpwire.hermes.agent`: :class:`HermesAgent`, the ``SyncAgent``;
 - :mod:`~acpwire.hermes.factory`: :class:`HermesAgentFactory`, one agent per session.
 
-Everything Hermes-specific is imported lazily and typed ``Any``, so this package imports
-cheaply (the backend imports it at start-up) and type-checks without Hermes.
+Everything Hermes-specific is imported lazily and typed ``Any``, so these modules import
+cheaply and type-check without Hermes. This package's own module imports nothing: the
+backend asks :func:`~acpwire.hermes.modules.available` at start-up and loads the rest
+only when it serves Hermes.
 """
-
-from __future__ import annotations
-
-from acpwire.hermes.agent import HermesAgent
-from acpwire.hermes.edits import edit_proposals
-from acpwire.hermes.factory import TOOLSET, HermesAgentFactory
-from acpwire.hermes.modules import available
-from acpwire.hermes.results import (
-    COUNTERS,
-    plan_items,
-    stop_kind,
-    tool_args,
-    turn_result,
-    usage_delta,
-)
-from acpwire.hermes.turn import CallIds
-
-__all__ = [
-    "COUNTERS",
-    "TOOLSET",
-    "CallIds",
-    "HermesAgent",
-    "HermesAgentFactory",
-    "available",
-    "edit_proposals",
-    "plan_items",
-    "stop_kind",
-    "tool_args",
-    "turn_result",
-    "usage_delta",
-]

@@ -6,9 +6,10 @@ Kept apart from the MCP SDK so the check costs no import: an agent without a reg
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from acpwire.agent.tools.base import Tool
+if TYPE_CHECKING:  # the tools package (and its patterns) loads with the first agent
+    from acpwire.agent.tools.base import Tool
 
 
 @runtime_checkable

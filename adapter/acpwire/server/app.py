@@ -16,9 +16,9 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from acp_v1.peers import ClientPeer
-from acpwire import hermes
 from acpwire.agents import DefaultAgentFactory
 from acpwire.config import Settings
+from acpwire.hermes.modules import available as hermes_available
 from acpwire.link import AgentConnection
 from acpwire.mcp import McpServerHost
 from acpwire.store import SessionStore, StoreError, open_session_store
@@ -53,9 +53,11 @@ def choose_factory(settings: Settings, env: Mapping[str, str] | None = None) -> 
     choice = (env if env is not None else os.environ).get("ACPWIRE_AGENT", "auto").strip().lower()
     if choice not in ("auto", "hermes", "default"):
         raise ValueError(f"ACPWIRE_AGENT must be auto, hermes or default, got {choice!r}")
-    if choice == "hermes" or (choice == "auto" and hermes.available()):
+    if choice == "hermes" or (choice == "auto" and hermes_available()):
+        from acpwire.hermes.factory import HermesAgentFactory
+
         logger.info("serving the Hermes agent")
-        return hermes.HermesAgentFactory()
+        return HermesAgentFactory()
     return DefaultAgentFactory(settings.file_values)
 
 
