@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dotenv import load_dotenv
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +80,8 @@ def load_settings(env: Mapping[str, str] | None = None, *, load_env_file: bool =
     env_file = home / ENV_NAME
     loaded = False
     if load_env_file and env_file.exists():
+        from dotenv import load_dotenv  # only when there is a file: it costs start-up time
+
         loaded = load_dotenv(env_file, override=False)
         logger.info("loaded environment from %s", env_file)
     environ = os.environ if env is None else env

@@ -10,11 +10,15 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import ValidationError, ValidationInfo, ValidatorFunctionWrapHandler, WrapValidator
+from pydantic import (
+    GetCoreSchemaHandler,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+)
+from pydantic_core import CoreSchema, core_schema
 
 logger = logging.getLogger(__name__)
-
-Wrap = Callable[[Any, ValidatorFunctionWrapHandler, ValidationInfo], Any]
 
 
 def _salvage_items(value: list[Any], handler: ValidatorFunctionWrapHandler) -> Any:
@@ -29,27 +33,48 @@ def _salvage_items(value: list[Any], handler: ValidatorFunctionWrapHandler) -> A
     return handler(kept)
 
 
-def _make(fallback: Any, *, on_error: bool, on_null: bool, skip_items: bool) -> Wrap:
-    """A wrap validator that applies one ``x-deserialize-*`` rule of the schema."""
+class Lenient:
+    """Field annotation applying one ``x-deserialize-*`` rule of the schema.
 
-    def validate(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
-        if on_null and value is None:
-            return handler(fallback)
+    Default-on-error alone runs inside pydantic-core (a ``with_default`` schema with
+    ``on_error="default"``: no Python call per value); replacing ``null`` and skipping
+    invalid list items wrap the field's validator in :meth:`validate`.
+    """
+
+    __slots__ = ("fallback", "on_error", "on_null", "skip_items")
+
+    def __init__(self, fallback: Any, *, on_error: bool, on_null: bool, skip_items: bool) -> None:
+        self.fallback = fallback
+        self.on_error = on_error
+        self.on_null = on_null
+        self.skip_items = skip_items
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        inner = handler(source)
+        if self.on_error and not (self.on_null or self.skip_items):
+            return core_schema.with_default_schema(inner, default=self.fallback, on_error="default")
+        return core_schema.with_info_wrap_validator_function(self.validate, inner)
+
+    def validate(
+        self, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        if self.on_null and value is None:
+            return handler(self.fallback)
         try:
             return handler(value)
         except ValidationError:
-            if skip_items and isinstance(value, list):
+            if self.skip_items and isinstance(value, list):
                 try:
                     return _salvage_items(value, handler)
                 except ValidationError:
-                    if not on_error:
+                    if not self.on_error:
                         raise
-            elif not on_error:
+            elif not self.on_error:
                 raise
             logger.debug("field %s: invalid value replaced by its default", info.field_name)
-            return handler(fallback)
-
-    return validate
+            return handler(self.fallback)
 
 
 def _reject_known(tag: str, known: frozenset[str]) -> Callable[[Any, ValidationInfo], Any]:
@@ -91,14 +116,10 @@ reject_known_session_update = _reject_known(
     ),
 )
 
-lenient_error_false = WrapValidator(_make(False, on_error=True, on_null=False, skip_items=False))
-lenient_error_items_empty_list = WrapValidator(
-    _make([], on_error=True, on_null=False, skip_items=True)
-)
-lenient_error_items_none = WrapValidator(_make(None, on_error=True, on_null=False, skip_items=True))
-lenient_error_none = WrapValidator(_make(None, on_error=True, on_null=False, skip_items=False))
-lenient_error_str_object = WrapValidator(
-    _make("object", on_error=True, on_null=False, skip_items=False)
-)
-lenient_null_empty_list = WrapValidator(_make([], on_error=False, on_null=True, skip_items=False))
-lenient_null_none = WrapValidator(_make(None, on_error=False, on_null=True, skip_items=False))
+lenient_error_false = Lenient(False, on_error=True, on_null=False, skip_items=False)
+lenient_error_items_empty_list = Lenient([], on_error=True, on_null=False, skip_items=True)
+lenient_error_items_none = Lenient(None, on_error=True, on_null=False, skip_items=True)
+lenient_error_none = Lenient(None, on_error=True, on_null=False, skip_items=False)
+lenient_error_str_object = Lenient("object", on_error=True, on_null=False, skip_items=False)
+lenient_null_empty_list = Lenient([], on_error=False, on_null=True, skip_items=False)
+lenient_null_none = Lenient(None, on_error=False, on_null=True, skip_items=False)
