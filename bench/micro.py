@@ -113,7 +113,7 @@ def check_same_output() -> None:
     if json.loads(ours) != json.loads(sdk):
         raise RuntimeError(f"encoders differ:\n ours {ours!r}\n sdk  {sdk!r}")
     ep = AcpEndpoint("client", _OurClient())
-    decoded = ep.decode(sdk)
+    decoded = ep.decode(sdk.rstrip(b"\n"))
     if not isinstance(decoded, Notification) or decoded.params != _ours_model(7):
         raise RuntimeError(f"our decoder misread the SDK's line: {decoded!r}")
 
@@ -121,6 +121,9 @@ def check_same_output() -> None:
 def run(n: int = 10_000, repeats: int = 7) -> list[Row]:
     check_same_output()
     lines = make_lines(n)
+    # What acpwire's LineReader hands the decoder: each line without its terminator (the
+    # SDK's readline keeps it, and its path strips it, as in the anchor script).
+    framed = [line.rstrip(b"\n") for line in lines]
     ours_client, sdk_client = _OurClient(), _SdkClient()
     endpoint = AcpEndpoint("client", ours_client)
     router = build_client_router(sdk_client)  # type: ignore[arg-type]  # duck-typed, as SDK users do
@@ -138,13 +141,13 @@ def run(n: int = 10_000, repeats: int = 7) -> list[Row]:
 
     def ours_decode() -> None:
         decode = endpoint.decode
-        for line in lines:
+        for line in framed:
             decode(line)
 
     def ours_dispatch() -> None:
         async def go() -> None:
             decode, dispatch = endpoint.decode, endpoint.on_notification
-            for line in lines:
+            for line in framed:
                 msg = decode(line)
                 assert isinstance(msg, Notification)
                 await dispatch(msg.method, msg.params)

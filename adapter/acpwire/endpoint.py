@@ -22,7 +22,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal, NamedTuple, Protocol
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -82,9 +82,11 @@ class AcpEndpoint:
             methods.AGENT_NOTIFICATIONS if role == "agent" else methods.CLIENT_NOTIFICATIONS
         )
         self._bound: dict[str, Callable[[Any], Awaitable[Any]] | None] = {}
+        self._note_routes: dict[str, tuple[Callable[[Any], Awaitable[Any]], type | None]] = {}
         self._adapters: dict[str, TypeAdapter[Any]] = {}
         self._json_validators: dict[str, Callable[[bytes], Any]] = {}
-        self._fast: dict[bytes, tuple[str, Callable[[bytes], Any]] | tuple[()]] = {}
+        self._fast: dict[bytes, _FastNotification] = {}
+        self._recent = _NO_FAST
         self._handler = handler
         envelopes = dispatch.AGENT_ENVELOPES if role == "agent" else dispatch.CLIENT_ENVELOPES
         self._envelopes = {method.encode(): model for method, model in envelopes.items()}
@@ -96,6 +98,7 @@ class AcpEndpoint:
         """Set the handler object (for handlers that need the connection to exist first)."""
         self._handler = handler
         self._bound.clear()
+        self._note_routes.clear()
 
     # -- routing ---------------------------------------------------------------------
 
@@ -145,6 +148,21 @@ class AcpEndpoint:
         return result
 
     async def on_notification(self, method: str, params: object) -> None:
+        route = self._note_routes.get(method)
+        if route is None:
+            await self._unrouted_notification(method, params)
+            return
+        handler, params_type = route
+        if params_type is None or type(params) is not params_type:  # not built by decode
+            try:
+                params = self._params(self._notifications[method], params)
+            except ValidationError as exc:
+                logger.warning("dropped invalid %s notification: %s", method, _short(exc))
+                return
+        await handler(params)
+
+    async def _unrouted_notification(self, method: str, params: object) -> None:
+        """First sight of ``method``: cache its route and deliver, or say where it went."""
         spec = self._notifications.get(method)
         if spec is None or not self._allowed(spec):
             if method.startswith("_") and self._extensions is not None:
@@ -156,12 +174,10 @@ class AcpEndpoint:
         if handler is None:
             logger.info("ignored notification %r: not implemented", method)
             return
-        try:
-            typed = self._params(spec, params)
-        except ValidationError as exc:
-            logger.warning("dropped invalid %s notification: %s", method, _short(exc))
-            return
-        await handler(typed)
+        model = spec.params
+        is_model = isinstance(model, type) and issubclass(model, BaseModel)
+        self._note_routes[method] = (handler, model if is_model else None)
+        await self.on_notification(method, params)
 
     # -- decoding --------------------------------------------------------------------
 
@@ -176,22 +192,16 @@ class AcpEndpoint:
         (responses, unknown methods, invalid params) takes the general path, which
         produces the precise JSON-RPC error.
         """
-        if line[-1:] in _SPACE:
-            line = line.rstrip()
-        if line.startswith(_HEAD):
-            end = line.find(b'"', _HEAD_LEN)
-            fast = self._fast.get(line[_HEAD_LEN:end])
-            if fast is None:
-                fast = self._fast_path(line[_HEAD_LEN:end])
-            if fast and line.startswith(_PARAMS, end):
-                # Params are the rest of the line but its closing brace; anything else
-                # fails to parse as exactly one JSON value and falls through.
-                try:
-                    params = fast[1](line[end + _PARAMS_LEN : -1])
-                except ValidationError:
-                    pass
-                else:
-                    return rpc_messages.Notification(fast[0], params)
+        prefix, method, validate, start = self._recent
+        if not line.startswith(prefix):
+            _, method, validate, start = self._learn(line) if line.startswith(_HEAD) else _NO_FAST
+        if start:  # 0 only for _NO_FAST
+            # Params are the rest of the line but its closing brace; anything else
+            # fails to parse as exactly one JSON value and falls through.
+            try:
+                return _Notification(method, validate(line[start:-1]))
+            except ValidationError:
+                pass
         found = _METHOD.search(line)
         envelope = self._envelopes.get(found.group(1)) if found else None
         if envelope is not None:
@@ -221,13 +231,19 @@ class AcpEndpoint:
             )
             return self._params(spec, {**params, "protocolVersion": 0})
 
-    def _fast_path(self, method: bytes) -> tuple[str, Callable[[bytes], Any]] | tuple[()]:
-        spec = self._notes_by_bytes.get(method)
-        fast: tuple[str, Callable[[bytes], Any]] | tuple[()] = (
-            (spec.method, self._json_validator(spec)) if spec is not None else ()
-        )
-        if spec is not None:  # unknown names are not cached: a peer could send endless ones
-            self._fast[method] = fast
+    def _learn(self, line: bytes) -> _FastNotification:
+        """The fast path for the notification ``line`` starts, remembered as the most
+        recent one (streams repeat one method), or ``_NO_FAST`` when it has none."""
+        end = line.find(b'"', _HEAD_LEN) + _PARAMS_LEN
+        key = line[_HEAD_LEN:end]
+        fast = self._fast.get(key)
+        if fast is None:
+            spec = self._notes_by_bytes.get(key[:-_PARAMS_LEN]) if key.endswith(_PARAMS) else None
+            if spec is None:  # unknown names are not cached: a peer could send endless ones
+                return _NO_FAST
+            fast = _FastNotification(line[:end], spec.method, self._json_validator(spec), end)
+            self._fast[key] = fast
+        self._recent = fast
         return fast
 
     def _json_validator(self, spec: MethodSpec) -> Callable[[bytes], Any]:
@@ -252,11 +268,29 @@ class AcpEndpoint:
         return adapter
 
 
-_SPACE: Final = (b"\n", b"\r", b" ", b"\t")
 _HEAD: Final = b'{"jsonrpc":"2.0","method":"'
 _HEAD_LEN: Final = len(_HEAD)
 _PARAMS: Final = b'","params":'
 _PARAMS_LEN: Final = len(_PARAMS)
+_Notification: Final = rpc_messages.Notification
+
+
+class _FastNotification(NamedTuple):
+    """How to decode a notification whose line starts with ``prefix``: its params run
+    from ``start`` to the line's closing brace and ``validate`` builds them."""
+
+    prefix: bytes
+    method: str
+    validate: Callable[[bytes], Any]
+    start: int
+
+
+def _never(_: bytes) -> Any:
+    raise AssertionError("the placeholder fast path matches no line")
+
+
+_NO_FAST: Final = _FastNotification(b"\0", "", _never, 0)
+"""No fast path: its prefix (a NUL byte) starts no JSON line."""
 _METHOD: Final = re.compile(rb'"method"\s*:\s*"([^"\\]{1,128})"')
 
 
