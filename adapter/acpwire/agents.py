@@ -32,6 +32,8 @@ class DefaultAgentFactory:
         self._file_values = dict(file_values)
         self._env = os.environ if env is None else env
         self._lock = threading.Lock()
+        # Listing models waits on the network; resolving the configuration must not.
+        self._models_lock = threading.Lock()
         self._config: AgentConfig | None = None
         self._problem: str | None = None
         self._models: list[str] | None = None
@@ -59,7 +61,7 @@ class DefaultAgentFactory:
 
     def reset(self) -> None:
         """Forget the resolved configuration (after ``--setup`` or ``logout``)."""
-        with self._lock:
+        with self._lock, self._models_lock:  # a listing in flight ends first
             self._config, self._problem, self._models = None, None, None
 
     @property
@@ -75,7 +77,7 @@ class DefaultAgentFactory:
         from acpwire.agent.llm import list_models
         from acpwire.agent.stream import ModelError
 
-        with self._lock:
+        with self._models_lock:
             if self._models is None:
                 try:
                     self._models = list_models(config.base_url, config.api_key, timeout=5.0)
@@ -83,6 +85,12 @@ class DefaultAgentFactory:
                     logger.info("cannot list models of %s: %s", config.base_url, exc.message)
                     self._models = []
             return list(self._models)
+
+    def cached_models(self) -> list[str] | None:
+        """The listed models if :meth:`available_models` already ran, else None (without
+        the lock, which a listing in progress holds: this must never wait)."""
+        models = self._models
+        return None if models is None else list(models)
 
     def reachable(self) -> str | None:
         """None when the endpoint answers its model list; else why it does not."""

@@ -264,9 +264,14 @@ async def rig(
     unstable: bool = True,
     models: Iterable[str] | None = None,
     workers: int = 32,
+    hold_models: bool = False,
 ) -> AsyncIterator[Rig]:
-    """A FakeLLM, a Runtime with its home in ``tmp_path/home`` and a connected editor."""
+    """A FakeLLM, a Runtime with its home in ``tmp_path/home`` and a connected editor.
+
+    ``hold_models``: the model list is not served until ``rig.llm.models_open`` is set."""
     with FakeLLM(script, rules=rules, models=models) as llm:
+        if hold_models:
+            llm.models_open.clear()
         settings = make_settings(
             tmp_path / "home",
             llm.base_url,
@@ -277,9 +282,19 @@ async def rig(
         runtime = Runtime.create(settings)
         try:
             async with connected(runtime, caps=caps, unstable=unstable) as connection:
+                if not hold_models:
+                    await models_listed(runtime)
                 yield Rig(llm, runtime, connection, workspace_of(tmp_path))
         finally:
             runtime.close()
+
+
+async def models_listed(runtime: Runtime) -> None:
+    """Wait for the model list ``initialize`` asked for, so that tests see the same
+    session answers (full picker, no later ``config_option_update``) every run."""
+    with anyio.fail_after(STEP_S):
+        while runtime.factory.cached_models() is None and runtime.factory.configured():
+            await anyio.sleep(0.005)
 
 
 def tool_call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:

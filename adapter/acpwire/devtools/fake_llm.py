@@ -139,6 +139,9 @@ class FakeLLM:
         self._requests: list[dict[str, Any]] = []
         self._cond = threading.Condition()
         self._closing = threading.Event()
+        self.models_open = threading.Event()
+        """Cleared, ``GET /models`` waits until it is set again (a slow model server)."""
+        self.models_open.set()
         self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -296,6 +299,8 @@ def _handler_for(llm: FakeLLM) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             if self.path.rstrip("/") in ("/v1/models", "/models"):
+                while not llm.models_open.wait(0.05) and not llm._closing.is_set():
+                    pass
                 data = [
                     {"id": name, "object": "model", "owned_by": "fake-llm"} for name in llm.models
                 ]

@@ -33,6 +33,8 @@ class HermesAgentFactory:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        # Listing models waits on the network; resolving the configuration must not.
+        self._models_lock = threading.Lock()
         self._runtime: dict[str, Any] | None = None
         self._problem: str | None = None
         self._models: list[str] | None = None
@@ -82,7 +84,7 @@ class HermesAgentFactory:
         return str(runtime.get("provider") or "hermes") if runtime else "none"
 
     def reset(self) -> None:
-        with self._lock:
+        with self._lock, self._models_lock:  # a listing in flight ends first
             self._runtime, self._problem, self._models = None, None, None
 
     def available_models(self) -> list[str]:
@@ -90,7 +92,7 @@ class HermesAgentFactory:
         runtime = self._resolve()
         if runtime is None:
             return []
-        with self._lock:
+        with self._models_lock:
             if self._models is None:
                 models = [m for m in [self._model_config()[0]] if m]
                 key, base_url = runtime.get("api_key"), runtime.get("base_url")
@@ -102,6 +104,12 @@ class HermesAgentFactory:
                         models += [m for m in listed if m not in models]
                 self._models = models
             return list(self._models)
+
+    def cached_models(self) -> list[str] | None:
+        """The listed models if :meth:`available_models` already ran, else None (without
+        the lock, which a listing in progress holds: this must never wait)."""
+        models = self._models
+        return None if models is None else list(models)
 
     def _mcp_toolsets(self) -> list[str]:
         """``mcp-<name>`` toolsets of config.yaml's MCP servers, discovered once."""

@@ -37,6 +37,10 @@ class AcpBackend(BackendCore):
         self.notifier.probe = self.probe
         logger.info("client %s: %s", self.probe.client_name or "(unnamed)", self.probe.describe())
         configured = await self.blocking(self.factory.configured)
+        if configured:
+            # Every session/new, load or resume lists the models; ask the server now,
+            # while the client reads this answer, instead of inside the first of them.
+            after_answer(self._prefetch_models)
         return lifecycle.initialize_response(
             self.probe,
             unstable=self.unstable,
@@ -44,6 +48,9 @@ class AcpBackend(BackendCore):
             mcp_http=self.mcp.supports_http,
             mcp_sse=self.mcp.supports_sse,
         )
+
+    async def _prefetch_models(self) -> None:
+        await self.blocking(self.factory.available_models)  # cached; failures log and give []
 
     async def authenticate(self, params: m.AuthenticateRequest) -> m.AuthenticateResponse:
         self.factory.reset()
@@ -71,7 +78,6 @@ class AcpBackend(BackendCore):
         state = await self._build(self.manager.create, cwd)
         await self._setup_extras(state, params.mcp_servers or [])
         modes, config = await self._session_setup(state)
-        self._after_setup(state)
         if self.manager.store_problem:
             problem = self.manager.store_problem
             after_answer(lambda: self._notice(state, f"Sessions are not being saved: {problem}"))
@@ -96,13 +102,11 @@ class AcpBackend(BackendCore):
         for update in replay_updates(state.history, cwd=state.cwd):
             await self.notifier.update(state.id, update)
         modes, config = await self._session_setup(state)
-        self._after_setup(state)
         return m.LoadSessionResponse(modes=modes, config_options=config, meta=self._meta(state))
 
     async def session_resume(self, params: m.ResumeSessionRequest) -> m.ResumeSessionResponse:
         state = await self._reopen(params.session_id, params.cwd, params.mcp_servers or [])
         modes, config = await self._session_setup(state)
-        self._after_setup(state)
         return m.ResumeSessionResponse(modes=modes, config_options=config, meta=self._meta(state))
 
     async def session_fork(self, params: m.ForkSessionRequest) -> m.ForkSessionResponse:
@@ -114,7 +118,6 @@ class AcpBackend(BackendCore):
             raise resource_not_found(f"Session {params.session_id!r} not found")
         await self._setup_extras(state, params.mcp_servers or [])
         modes, config = await self._session_setup(state)
-        self._after_setup(state)
         return m.ForkSessionResponse(
             session_id=state.id, modes=modes, config_options=config, meta=self._meta(state)
         )

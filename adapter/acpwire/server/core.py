@@ -142,13 +142,20 @@ class BackendCore:
     async def _session_setup(
         self, state: SessionState
     ) -> tuple[m.SessionModeState, list[m.SessionConfigOption]]:
-        models = await self.blocking(self.factory.available_models)
-        return options.mode_state(state), options.config_options(state, models)
+        """Modes and config options for the answer; commands, usage, title and (when the
+        model list was not known yet) the full model picker follow once it is out.
 
-    def _after_setup(self, state: SessionState) -> None:
-        """Commands, usage and title go out once the client knows the session."""
+        Session set-up never waits for the model server: an unlisted picker holds the
+        session's own model until the list arrives (``initialize`` already asked for it).
+        """
+        models = self.factory.cached_models()
 
         async def send() -> None:
             await self.turns.advertise(state)
+            if models is None:
+                listed = await self.blocking(self.factory.available_models)
+                if any(model != state.agent.model for model in listed):
+                    await self.turns.send_config(state)
 
         after_answer(send)
+        return options.mode_state(state), options.config_options(state, models or [])
