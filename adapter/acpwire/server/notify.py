@@ -8,7 +8,7 @@ not sent, because SDK-based clients drop the whole notification or fail on it.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Final
 
 from acp_v1 import models as m
 from acp_v1.peers import ClientPeer
@@ -39,21 +39,19 @@ class Notifier:
                 self.probe and self.probe.client_name,
             )
             return False
-        await self.client.session_update(
-            m.SessionNotification(session_id=session_id, update=update)
-        )
+        text = _plain_text(update)
+        if text is None or not await self._encoded_text(session_id, text, tag):
+            await self.client.session_update(
+                m.SessionNotification(session_id=session_id, update=update)
+            )
         return True
 
     async def text(self, session_id: str, text: str, kind: ChunkKind) -> bool:
         """A streamed text or thought chunk, on the pre-encoded fast path when possible."""
         if not self.allows(kind):
             return False
-        out = self.client.outbound
-        if isinstance(out, Connection):
-            params = text_chunk_params(session_id, text, kind)
-            if params is not None:
-                await out.notify_encoded("session/update", params)
-                return True
+        if await self._encoded_text(session_id, text, kind):
+            return True
         block = m.ContentBlockText(text=text)
         update: Any = (
             m.SessionUpdateAgentThoughtChunk(content=block)
@@ -62,8 +60,40 @@ class Notifier:
         )
         return await self.update(session_id, update)
 
+    async def _encoded_text(self, session_id: str, text: str, kind: ChunkKind) -> bool:
+        """Send a text chunk as pre-encoded bytes; False when that path is not available."""
+        out = self.client.outbound
+        if isinstance(out, Connection):
+            params = text_chunk_params(session_id, text, kind)
+            if params is not None:
+                await out.notify_encoded("session/update", params)
+                return True
+        return False
+
     async def message(self, session_id: str, text: str) -> bool:
         """An agent message chunk (a whole short reply or a notice)."""
         return await self.update(
             session_id, m.SessionUpdateAgentMessageChunk(content=m.ContentBlockText(text=text))
         )
+
+
+_TEXT_CHUNKS: Final = (
+    m.SessionUpdateAgentMessageChunk,
+    m.SessionUpdateAgentThoughtChunk,
+    m.SessionUpdateUserMessageChunk,
+)
+
+
+def _plain_text(update: Any) -> str | None:
+    """The text of a chunk update that holds nothing but text (the fast path's shape:
+    no ``_meta``, message id or annotations), else None."""
+    if type(update) not in _TEXT_CHUNKS or update.meta is not None:
+        return None
+    if update.message_id is not None:
+        return None
+    block = update.content
+    if type(block) is not m.ContentBlockText or block.meta is not None:
+        return None
+    if block.annotations is not None:
+        return None
+    return block.text
