@@ -278,3 +278,13 @@ def test_sse_decoder_joins_data_lines_and_ignores_comments() -> None:
     assert decoder.feed("data: [DONE]") is None
     assert decoder.feed("") is None
     assert decoder.done
+
+
+def test_every_client_shares_one_verifying_tls_context() -> None:
+    import ssl
+
+    from acpwire.agent.llm import tls_context
+
+    context = tls_context()
+    assert context is tls_context()
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname

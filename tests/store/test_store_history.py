@@ -96,6 +96,22 @@ def test_end_of_turn_replace_after_appends_is_a_no_op(
     assert [row.seq for row in store.history_rows("s1")] == [0, 1, 2, 3]
 
 
+def test_replace_touches_an_unchanged_history_only_when_asked(
+    store: SessionStore, new_session: NewSession
+) -> None:
+    new_session("s1")
+    store.append_messages("s1", [user("a")])
+    first = store.get_session("s1")
+    assert first is not None
+    store.replace_live_history("s1", [user("a")])
+    unchanged = store.get_session("s1")
+    assert unchanged is not None and unchanged.updated_at == first.updated_at
+    change = store.replace_live_history("s1", [user("a")], touch=True)
+    touched = store.get_session("s1")
+    assert not change.changed
+    assert touched is not None and touched.updated_at > first.updated_at
+
+
 def test_replace_appends_messages_missed_during_the_turn(
     store: SessionStore, new_session: NewSession
 ) -> None:

@@ -146,8 +146,7 @@ class SessionManager:
     def save_history(self, state: SessionState, history: list[Message]) -> None:
         """Replace the live history (rows that dropped out are archived, never deleted)."""
         state.history = history
-        self.store.replace_live_history(state.id, history)
-        self.store.update_session(state.id)
+        self.store.replace_live_history(state.id, history, touch=True)
 
     def rotate_internal(self, state: SessionState, new_id: str, reason: str) -> str | None:
         """Record that the agent's internal id moved; returns the previous one."""

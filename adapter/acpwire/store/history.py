@@ -82,8 +82,13 @@ class HistoryMixin(Database):
             self._touch(conn, session_id, now)
             return seqs
 
-    def replace_live_history(self, session_id: str, messages: Sequence[Message]) -> HistoryChange:
+    def replace_live_history(
+        self, session_id: str, messages: Sequence[Message], *, touch: bool = False
+    ) -> HistoryChange:
         """Make the live history equal ``messages``, archiving (never deleting) what dropped out.
+
+        ``updated_at`` moves when the history changed, or always with ``touch`` (a turn
+        that ends saves its history and marks the session used in one transaction).
 
         Rows matching a common prefix and a common suffix of the old and new histories are
         kept; the old rows between them are archived and the new messages between them are
@@ -105,6 +110,8 @@ class HistoryMixin(Database):
             dropped = [seq for seq, _ in rows[prefix : len(rows) - suffix]]
             added = new[prefix : len(new) - suffix]
             if not dropped and not added:
+                if touch:
+                    self._touch(conn, session_id, now)
                 return HistoryChange(archived=0, appended=0)
             conn.executemany(
                 "UPDATE messages SET archived = 1, pos = NULL WHERE session_id = ? AND seq = ?",
