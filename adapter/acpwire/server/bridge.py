@@ -1,14 +1,15 @@
 """The turn bridge: the agent's worker-thread callbacks become ordered ``session/update``s.
 
-The agent thread never waits for the editor to read an update: callbacks put items on an
-unbounded queue (``call_soon_threadsafe``) and return. One pump task on the event loop
-sends them in order. Text and thought deltas that pile up while the client is slow are
-coalesced into one chunk (joined, never reordered or dropped). Calls that need an answer
-(approvals, reading a file through the editor) travel through the same queue, so they
-reach the client after every update that preceded them; the agent thread blocks on a
-future for the answer. A pending approval is abandoned (and refused) as soon as the turn
-is cancelled, and any call still pending when the turn is over is abandoned too, so an
-editor that never answers cannot hold up the ``session/prompt`` answer.
+The agent thread never waits for the editor to read an update: callbacks append items to
+an unbounded queue and return, waking the event loop only when it is not already due to
+collect them. One pump task on the event loop sends them in order. Text and thought
+deltas that pile up while the client is slow are coalesced into one chunk (joined, never
+reordered or dropped). Calls that need an answer (approvals, reading a file through the
+editor) travel through the same queue, so they reach the client after every update that
+preceded them; the agent thread blocks on a future for the answer. A pending approval is
+abandoned (and refused) as soon as the turn is cancelled, and any call still pending
+when the turn is over is abandoned too, so an editor that never answers cannot hold up
+the ``session/prompt`` answer.
 
 Every tool call started in the turn gets a terminal ``tool_call_update``: the agent's own
 end event, or, for calls still open when the turn ends, a ``failed`` one from
@@ -21,6 +22,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast, get_args
@@ -88,6 +90,9 @@ class TurnBridge:
         self._call_timeout = call_timeout
         self._loop = asyncio.get_running_loop()
         self._send, self._receive = anyio.create_memory_object_stream[Any](float("inf"))
+        self._inbox: deque[object] = deque()  # thread side -> _drain (appends are atomic)
+        self._wake_lock = threading.Lock()
+        self._wake_pending = False
         self._open: dict[str, ToolStart] = {}
         self._proposals: dict[str, list[EditProposal]] = {}
         self._notes: dict[str, str] = {}
@@ -99,12 +104,27 @@ class TurnBridge:
     # -- thread side -----------------------------------------------------------------
 
     def _put(self, item: object) -> None:
+        """Queue ``item`` for the pump; wakes the event loop only when no wake-up is
+        pending already (a streamed token is one append, not one loop round trip)."""
         if self._closed:
             return
+        self._inbox.append(item)
+        with self._wake_lock:
+            if self._wake_pending:
+                return
+            self._wake_pending = True
         try:
-            self._loop.call_soon_threadsafe(self._send.send_nowait, item)
+            self._loop.call_soon_threadsafe(self._drain)
         except RuntimeError:  # the event loop is closed: a worker abandoned at shutdown
             logger.debug("turn bridge: event loop closed; dropped %r", item)
+
+    def _drain(self) -> None:
+        """On the loop: move everything the threads queued to the pump, in order."""
+        with self._wake_lock:
+            self._wake_pending = False  # an item appended from now on wakes us again
+        inbox, send = self._inbox, self._send.send_nowait
+        while inbox:
+            send(inbox.popleft())
 
     def _ask(
         self,
@@ -204,6 +224,7 @@ class TurnBridge:
 
     def close_open_calls(self, reason: str) -> None:
         """Queue a failed completion for every call the agent left open (turn end)."""
+        self._drain()  # after everything the agent queued
         for call_id, start in list(self._open.items()):
             self._open.pop(call_id, None)
             self._send.send_nowait(
@@ -222,6 +243,7 @@ class TurnBridge:
         Nobody waits for the answer of a call still pending now (the agent is done or
         was abandoned), so it is abandoned rather than waited for.
         """
+        self._drain()
         self._send.send_nowait(_END)
         if self._current is not None and self._current[1].awaited:
             self._current[0].cancel()
