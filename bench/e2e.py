@@ -93,6 +93,8 @@ async def run(
     pair = [mine] if anchor is None else [mine, anchor]
     log.info("e2e: cold start, %d runs per side after one unmeasured start", cold_runs)
     cold = await alternate([_starter(b) for b in pair], cold_runs)
+    log.info("e2e: cold start to a first session, %d runs per side", cold_runs)
+    first = await alternate([_session_starter(b) for b in pair], cold_runs, warm_up=False)
     log.info("e2e: the model server alone, %d runs", long_runs)
     floor_long, floor_many = await scenarios.model_alone(base_url, sessions, long_runs)
     long, many, load, replayed = [], [], [], []
@@ -114,6 +116,13 @@ async def run(
             [[Sample(wall, 0.0) for wall in side] for side in cold],
             0.5,
             f"fresh process, home already initialised; median of {cold_runs}",
+        ),
+        _row(
+            "Cold start to the first `session/new` answer",
+            [[Sample(wall, 0.0) for wall in side] for side in first],
+            None,
+            f"spawn, `initialize`, `session/new`: what an editor opening a thread waits for; "
+            f"median of {cold_runs}",
         ),
         _row(
             f"{scenarios.LONG_TOKENS:,}-token streamed reply, prompt to answer",
@@ -140,7 +149,7 @@ async def run(
     ]
 
 
-def _row(name: str, sides: list[list[Sample]], target: float, note: str) -> Row:
+def _row(name: str, sides: list[list[Sample]], target: float | None, note: str) -> Row:
     """A part B row from acpwire's samples and, when measured, Hermes'."""
     walls = [[s.wall for s in side] for side in sides]
     cpus = [median([s.cpu for s in side]) for side in sides]
@@ -155,7 +164,7 @@ def _row(name: str, sides: list[list[Sample]], target: float, note: str) -> Row:
         "s",
         None if theirs is None else median(theirs),
         median(walls[0]),
-        at_most(target),
+        None if target is None else at_most(target),
         note,
         {"ours": walls[0]} if theirs is None else {"anchor": theirs, "ours": walls[0]},
     )
@@ -163,3 +172,13 @@ def _row(name: str, sides: list[list[Sample]], target: float, note: str) -> Row:
 
 def _starter(backend: Backend) -> Callable[[], Awaitable[float]]:
     return lambda: cold_start(backend.launch.argv, backend.launch.env, backend.log_path)
+
+
+def _session_starter(backend: Backend) -> Callable[[], Awaitable[float]]:
+    async def first_session() -> float:
+        async with backend.start() as agent:
+            await agent.initialize()
+            await agent.new_session(backend.workspace)
+            return time.perf_counter() - agent.started
+
+    return first_session

@@ -86,6 +86,14 @@ class DefaultAgentFactory:
                     self._models = []
             return list(self._models)
 
+    def planned_model(self, model: str | None) -> str | None:
+        """``model`` or the configured one: the embedded agent needs nothing else, so a
+        new session answers before the agent (and its HTTP client) is built."""
+        config = self._resolve()
+        if config is None:
+            return None
+        return model or config.model
+
     def cached_models(self) -> list[str] | None:
         """The listed models if :meth:`available_models` already ran, else None (without
         the lock, which a listing in progress holds: this must never wait)."""

@@ -41,7 +41,7 @@ async def test_help_version_tools_context(tmp_path: Path) -> None:
         for name in ("/model", "/tools", "/context", "/reset", "/compact", "/steer", "/queue"):
             assert name in text
         assert await reply(r, sid, "/version") == (
-            f"acpwire {__version__} (agent: DefaultAgent, model fake-model)"
+            f"acpwire {__version__} (agent: acpwire default agent, model fake-model)"
         )
         tools = await reply(r, sid, "/tools")
         for name in ("read_file", "write_file", "patch", "search_files", "terminal", "todo"):

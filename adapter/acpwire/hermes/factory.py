@@ -105,6 +105,11 @@ class HermesAgentFactory:
                 self._models = models
             return list(self._models)
 
+    def planned_model(self, model: str | None) -> str | None:
+        """None: Hermes checks its configuration when the agent is built, and session/new
+        should report those errors, so its sessions build the agent at once."""
+        return None
+
     def cached_models(self) -> list[str] | None:
         """The listed models if :meth:`available_models` already ran, else None (without
         the lock, which a listing in progress holds: this must never wait)."""

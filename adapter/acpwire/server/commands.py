@@ -75,7 +75,7 @@ async def handle(runner: TurnRunner, state: SessionState, text: str) -> str | Ru
     if name == "help":
         return _help()
     if name == "version":
-        return f"acpwire {__version__} (agent: {type(agent).__name__}, model {agent.model})"
+        return f"acpwire {__version__} (agent: {backend.factory.name}, model {agent.model})"
     if name == "model":
         if not arg:
             return f"Current model: {agent.model}\nProvider: {backend.factory.provider}"

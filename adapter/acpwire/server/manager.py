@@ -31,6 +31,11 @@ class AgentFactory(Protocol):
         """``internal_id``: resume that internal session id (a restored session)."""
         ...
 
+    def planned_model(self, model: str | None) -> str | None:
+        """The model a new session's agent will use, known without building it; None
+        when only building the agent tells (the session then builds it at once)."""
+        ...
+
 
 class SessionManager:
     """Create, get, fork, list, update and remove sessions."""
@@ -67,7 +72,17 @@ class SessionManager:
 
     def create(self, cwd: str, model: str | None = None) -> SessionState:
         session_id = str(uuid.uuid4())
-        agent = self.factory.create(session_id, cwd, model)
+        agent: SyncAgent
+        planned = self.factory.planned_model(model)
+        if planned is None:
+            agent = self.factory.create(session_id, cwd, model)
+        else:  # built on first real use (the usage report sent right after the answer)
+            internal_id = str(uuid.uuid4())
+            agent = LazyAgent(
+                lambda chosen: self.factory.create(session_id, cwd, chosen, internal_id),
+                model=planned,
+                internal_id=internal_id,
+            )
         record = self.store.create_session(
             SessionRecord(id=session_id, cwd=cwd, model=agent.model, mode=DEFAULT_MODE)
         )
