@@ -290,11 +290,10 @@ async def rig(
 
 
 async def models_listed(runtime: Runtime) -> None:
-    """Wait for the model list ``initialize`` asked for, so that tests see the same
-    session answers (full picker, no later ``config_option_update``) every run."""
+    """Ask for the model list before the first session, so that every test sees the same
+    session answers (full picker, no later ``config_option_update``)."""
     with anyio.fail_after(STEP_S):
-        while runtime.factory.cached_models() is None and runtime.factory.configured():
-            await anyio.sleep(0.005)
+        await anyio.to_thread.run_sync(runtime.factory.available_models)
 
 
 def tool_call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:

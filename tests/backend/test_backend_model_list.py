@@ -45,13 +45,3 @@ async def test_a_held_model_list_does_not_hold_up_session_new(tmp_path: Path) ->
         assert model_choices(other.config_options) == ["fake-model", "big-model"]
         await anyio.sleep(0.05)
         assert r.editor.of_kind(other.session_id, "config_option_update") == []
-
-
-async def test_the_model_list_is_asked_for_once_right_after_initialize(tmp_path: Path) -> None:
-    async with rig(tmp_path, models=["fake-model", "big-model"]) as r:
-        with anyio.fail_after(STEP_S):
-            while r.runtime.factory.cached_models() is None:  # the prefetch, no session yet
-                await anyio.sleep(0.01)
-        assert r.runtime.factory.cached_models() == ["fake-model", "big-model"]
-        sid = await r.new()
-        assert r.editor.of_kind(sid, "config_option_update") == []

@@ -37,10 +37,6 @@ class AcpBackend(BackendCore):
         self.notifier.probe = self.probe
         logger.info("client %s: %s", self.probe.client_name or "(unnamed)", self.probe.describe())
         configured = await self.blocking(self.factory.configured)
-        if configured:
-            # Every session/new, load or resume lists the models; ask the server now,
-            # while the client reads this answer, instead of inside the first of them.
-            after_answer(self._prefetch_models)
         return lifecycle.initialize_response(
             self.probe,
             unstable=self.unstable,
@@ -48,9 +44,6 @@ class AcpBackend(BackendCore):
             mcp_http=self.mcp.supports_http,
             mcp_sse=self.mcp.supports_sse,
         )
-
-    async def _prefetch_models(self) -> None:
-        await self.blocking(self.factory.available_models)  # cached; failures log and give []
 
     async def authenticate(self, params: m.AuthenticateRequest) -> m.AuthenticateResponse:
         self.factory.reset()

@@ -145,8 +145,8 @@ class BackendCore:
         """Modes and config options for the answer; commands, usage, title and (when the
         model list was not known yet) the full model picker follow once it is out.
 
-        Session set-up never waits for the model server: an unlisted picker holds the
-        session's own model until the list arrives (``initialize`` already asked for it).
+        Session set-up never waits for the model server: until the list is known, the
+        picker holds the session's own model, and the full one follows the answer.
         """
         models = self.factory.cached_models()
 
