@@ -12,6 +12,7 @@ from typing import Any, Final
 
 from acp_v1 import models as m
 from acp_v1.peers import ClientPeer
+from acpwire.builders import text_chunk
 from acpwire.fastpath import ChunkKind, text_chunk_params
 from acpwire.probe import ConnectionProbe
 from acpwire.rpc import Connection
@@ -50,15 +51,9 @@ class Notifier:
         """A streamed text or thought chunk, on the pre-encoded fast path when possible."""
         if not self.allows(kind):
             return False
-        if await self._encoded_text(session_id, text, kind):
-            return True
-        block = m.ContentBlockText(text=text)
-        update: Any = (
-            m.SessionUpdateAgentThoughtChunk(content=block)
-            if kind == "agent_thought_chunk"
-            else m.SessionUpdateAgentMessageChunk(content=block)
-        )
-        return await self.update(session_id, update)
+        if not await self._encoded_text(session_id, text, kind):
+            await self.client.session_update(text_chunk(session_id, text, kind))
+        return True
 
     async def _encoded_text(self, session_id: str, text: str, kind: ChunkKind) -> bool:
         """Send a text chunk as pre-encoded bytes; False when that path is not available."""
