@@ -30,8 +30,12 @@ written to `bench/results/`). Benchmarks are not tests: nothing asserts a timing
   notifications with ~35 characters of text, best of 7, the samples of all sides taken
   in turn so that a change in machine load hits every side. acpwire's side runs what its
   runtime runs: `AcpEndpoint.decode` (one pydantic-core pass from bytes to the generated
-  models), `AcpEndpoint.on_notification`, and `encode_notification` on the generated
-  models; both encoders are first checked to produce the same JSON. The stdio round trip
+  models) on each line as its `LineReader` yields it (terminator removed),
+  `AcpEndpoint.on_notification`, and `encode_notification` on the generated models; both
+  encoders are first checked to produce the same JSON. Each target row compares like with
+  like: decode alone with the SDK's decode (the anchor script), decode and dispatch with
+  the SDK's decode and router, each library's helper for building a text chunk plus its
+  serialization. The other rows show stricter or narrower views. The stdio round trip
   streams 10,000 chunks in one prompt from a minimal agent process to the bench's client
   (SDK agent to SDK client, acpwire agent to acpwire client; a fresh pair per run, warmed
   with a 100-chunk prompt, timed until the answer *and* every chunk were handled). Cold
@@ -191,27 +195,39 @@ def render(
 
 
 ANALYSIS = """\
-## Where the time goes (analysis of the misses)
+## Where the time goes
 
-* **Decode.** Validating a `session/update` line in one pydantic-core pass from bytes costs
-  about 2.3-2.5 µs on this machine, the same as the SDK's own `model_validate_json`; the
-  2x target (≤ 2.5 µs in total) sits at pydantic-core's floor. acpwire's decoder adds
-  about 0.6 µs (finding the method in the bytes, the message object) and the dispatch
-  about 0.6 µs. Against the SDK's real path (json.loads + its router) acpwire is 2x
-  faster (row 3). Closing the rest would need a different JSON/validation engine
-  (msgspec), a new runtime dependency we chose not to take.
-* **Encode.** Three validated model constructions cost about 3.5 µs; serialization
-  of a built model is 2.4x faster than the SDK's (row 5). The backend's streaming path
-  does not construct models for text chunks at all: `acpwire.fastpath` writes the same
-  bytes (a test checks byte equality) in about 1.5 µs.
-* **Cold start.** About 300 ms: the interpreter and pydantic (~60 ms), the generated
-  models (~80 ms with deferred builds), anyio/asyncio, the runtime and the backend. The
-  MCP SDK and the HTTP client are imported only when first needed, and a restored
-  session builds its agent only when it is first asked to work, which keeps
-  `session/load` (the first request after a restart) fast although each model's
-  validator is built on its first use. Reaching 0.5x Hermes would mean answering
-  `initialize` before the bindings are imported; we chose not to, since the editor's
-  next request would wait for the same imports anyway.
+* **Decode.** One pydantic-core pass from the params bytes to the generated models costs
+  about 2.0 µs for this message (four models, two discriminated unions); the decoder
+  adds about 0.5 µs: one `startswith` against the prefix of the last notification, the
+  slice, the message object. That is 2x the SDK's `json.loads` + `model_validate` with
+  little to spare (row 1 moves between 0.49 and 0.51 from run to run); the remaining
+  Python work is a method call, a slice and one small object. With dispatch on both
+  sides (row 2) acpwire is well over 2x; row 3 counts our dispatch against the SDK's
+  decode alone.
+* **Encode.** Three nested model constructors (row 6) validate one model at a time, and
+  a discriminated union finds its tag on a model instance slowly (about 0.5 µs per
+  union); `acpwire.builders.text_chunk` hands pydantic-core the nested data once (about
+  1.9 µs) and gives the same validated models (a test checks equality and bytes). The
+  backend's own streaming path builds no models at all: `acpwire.fastpath` writes the
+  same bytes. Serializing a built model is 2.3x the SDK (row 7).
+* **Cold start (missed).** About 260-300 ms here against Hermes' 390-490 ms: the
+  interpreter (~10 ms), anyio and asyncio (~20 ms), pydantic (~45 ms), the ~260
+  generated models (~60 ms of pydantic class creation, validators deferred), the first
+  validator build, which makes pydantic import `importlib.metadata` for its plugin scan
+  (~25 ms), the runtime and the generated envelopes (~20 ms), and the backend's own
+  modules and database (~40 ms). A minimal agent on the same bindings and runtime
+  answers in about 220 ms. The rest of the start-up (Hermes, the MCP SDK, the embedded
+  agent's tools and HTTP client, python-dotenv) is already imported on first use.
+  Reaching 0.5x would mean answering `initialize` before the bindings or the backend
+  are imported, which only moves the wait to the editor's next request; we did not.
+  What an editor opening a thread waits for, spawn to the first `session/new` answer,
+  is about 5x shorter than Hermes' (row 2 of part B): session set-up waits neither for
+  the model server's model list nor for the agent to be built.
+* **Sessions and turns.** Text deltas reach the event loop through an inbox that wakes
+  it once per batch; plain text updates (live and replayed) go out pre-encoded; a new or
+  restored session builds its agent after the answer; every model client shares one
+  TLS context (httpx would load the CA bundle per client, ~20 ms).
 """
 
 
