@@ -25,6 +25,7 @@ from acpwire.rpc import RpcError, auth_required, internal_error, invalid_params,
 from acpwire.store import StoreError
 
 from . import lifecycle, options
+from .lazy import LazyAgent
 from .manager import SessionManager
 from .mcp import McpHost
 from .notify import Notifier
@@ -122,6 +123,9 @@ class BackendCore:
 
     async def _setup_extras(self, state: SessionState, servers: list[m.McpServer]) -> None:
         """MCP servers for the session; failures become a note to the user, not an error."""
+        if servers and isinstance(state.agent, LazyAgent):
+            # Their tools join the real agent's registry: build it off the event loop.
+            await self.blocking(state.agent.real)
         failures = await self.mcp.start(state, servers)
         if failures:
             text = "\n".join(
