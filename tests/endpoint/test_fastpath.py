@@ -1,4 +1,5 @@
-"""The pre-encoded text chunk is byte for byte what the generated models encode."""
+"""A text chunk three ways: nested generated models, ``acpwire.builders.text_chunk`` (one
+validation pass) and ``acpwire.fastpath`` bytes; all give the same model and bytes."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import pytest
 
 from acp_v1 import models as m
+from acpwire.builders import text_chunk
 from acpwire.fastpath import text_chunk_params
 from acpwire.rpc.messages import encode_notification, encode_notification_raw
 
@@ -29,16 +31,20 @@ KINDS = [
 
 @pytest.mark.parametrize("text", TEXTS)
 @pytest.mark.parametrize(("kind", "cls"), KINDS)
-def test_text_chunk_bytes_equal_the_models_encoding(text: str, kind: str, cls: type) -> None:
+def test_three_ways_give_the_same_model_and_bytes(text: str, kind: str, cls: type) -> None:
     model = m.SessionNotification(
         session_id='sess "1"', update=cls(content=m.ContentBlockText(text=text))
     )
+    encoded = encode_notification("session/update", model)
     fast = text_chunk_params('sess "1"', text, kind)  # type: ignore[arg-type]
     assert fast is not None
-    assert encode_notification_raw("session/update", fast) == encode_notification(
-        "session/update", model
-    )
+    assert encode_notification_raw("session/update", fast) == encoded
     assert json.loads(fast)["update"]["content"]["text"] == text
+    built = text_chunk('sess "1"', text, kind)  # type: ignore[arg-type]
+    assert built == model
+    assert type(built.update) is cls
+    assert type(getattr(built.update, "content", None)) is m.ContentBlockText
+    assert encode_notification("session/update", built) == encoded
 
 
 def test_unencodable_text_falls_back_to_the_models() -> None:
@@ -50,3 +56,13 @@ def test_raw_params_must_be_one_object_without_newlines() -> None:
         encode_notification_raw("x", b'{"a":\n1}')
     with pytest.raises(ValueError):
         encode_notification_raw("x", b"[1]")
+
+
+def test_the_builder_defaults_to_an_agent_message() -> None:
+    assert text_chunk("s", "hi").update.session_update == "agent_message_chunk"
+
+
+@pytest.mark.parametrize("kind", ["tool_call", "no_such_update", ""])
+def test_the_builder_rejects_a_kind_that_is_not_a_text_chunk(kind: str) -> None:
+    with pytest.raises(ValueError, match="not a text chunk kind"):
+        text_chunk("s", "hi", kind)  # type: ignore[arg-type]
