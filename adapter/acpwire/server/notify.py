@@ -67,9 +67,7 @@ class Notifier:
 
     async def message(self, session_id: str, text: str) -> bool:
         """An agent message chunk (a whole short reply or a notice)."""
-        return await self.update(
-            session_id, m.SessionUpdateAgentMessageChunk(content=m.ContentBlockText(text=text))
-        )
+        return await self.text(session_id, text, "agent_message_chunk")
 
 
 _TEXT_CHUNKS: Final = (
