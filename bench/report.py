@@ -217,7 +217,7 @@ ANALYSIS = """\
   validator build, which makes pydantic import `importlib.metadata` for its plugin scan
   (~25 ms), the runtime and the generated envelopes (~20 ms), and the backend's own
   modules and database (~40 ms). A minimal agent on the same bindings and runtime
-  answers in about 220 ms. The rest of the start-up (Hermes, the MCP SDK, the embedded
+  answers in 220-250 ms. The rest of the start-up (Hermes, the MCP SDK, the embedded
   agent's tools and HTTP client, python-dotenv) is already imported on first use.
   Reaching 0.5x would mean answering `initialize` before the bindings or the backend
   are imported, which only moves the wait to the editor's next request; we did not.
