@@ -106,6 +106,10 @@ class Spawned:
         """CPU time (user + system) the agent process has used so far; 0.0 if unknown."""
         return process_cpu(self.process.pid)
 
+    def peak_rss_mb(self) -> float:
+        """The agent process's peak resident memory so far, MiB; 0.0 if unknown."""
+        return peak_rss_mb(self.process.pid)
+
     @property
     def peer(self) -> AgentPeer:
         return self.connection.peer
@@ -187,6 +191,19 @@ def process_cpu(pid: int) -> float:
         return 0.0
     fields = stat.rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+def peak_rss_mb(pid: int) -> float:
+    """Peak resident set size (``VmHWM``) of process ``pid`` in MiB (Linux ``/proc``);
+    0.0 elsewhere."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def child_env(extra: Mapping[str, str]) -> dict[str, str]:

@@ -95,6 +95,8 @@ async def run(
     cold = await alternate([_starter(b) for b in pair], cold_runs)
     log.info("e2e: cold start to a first session, %d runs per side", cold_runs)
     first = await alternate([_session_starter(b) for b in pair], cold_runs, warm_up=False)
+    log.info("e2e: memory after initialize, %d runs per side", cold_runs)
+    idle = await alternate([_memory_after_initialize(b) for b in pair], cold_runs, warm_up=False)
     log.info("e2e: the model server alone, %d runs", long_runs)
     floor_long, floor_many = await scenarios.model_alone(base_url, sessions, long_runs)
     long, many, load, replayed = [], [], [], []
@@ -146,6 +148,16 @@ async def run(
             f"request → answer, first request after `initialize`; updates replayed: "
             f"{', '.join(replayed)}; median of {load_runs}",
         ),
+        _memory_row(
+            "Memory: peak RSS after `initialize`",
+            idle,
+            f"fresh process, `VmHWM` once the answer is in; median of {cold_runs}",
+        ),
+        _memory_row(
+            f"Memory: peak RSS after {sessions} sessions streamed",
+            [[sample.peak_mb for sample in side] for side in many],
+            f"the process of row 4, `VmHWM` after each of its {many_runs} runs; median",
+        ),
     ]
 
 
@@ -168,6 +180,30 @@ def _row(name: str, sides: list[list[Sample]], target: float | None, note: str) 
         note,
         {"ours": walls[0]} if theirs is None else {"anchor": theirs, "ours": walls[0]},
     )
+
+
+def _memory_row(name: str, sides: list[list[float]], note: str) -> Row:
+    """A part B memory row (MiB; no target: the issues set none)."""
+    theirs = sides[1] if len(sides) > 1 else None
+    return Row(
+        SECTION,
+        name,
+        "MB",
+        None if theirs is None else median(theirs),
+        median(sides[0]),
+        None,
+        note,
+        {"ours": sides[0]} if theirs is None else {"anchor": theirs, "ours": sides[0]},
+    )
+
+
+def _memory_after_initialize(backend: Backend) -> Callable[[], Awaitable[float]]:
+    async def measure() -> float:
+        async with backend.start() as agent:
+            await agent.initialize()
+            return agent.peak_rss_mb()
+
+    return measure
 
 
 def _starter(backend: Backend) -> Callable[[], Awaitable[float]]:

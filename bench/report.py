@@ -55,8 +55,11 @@ written to `bench/results/`). Benchmarks are not tests: nothing asserts a timing
   give the backend process's CPU time in the measured window and how fast the model
   server streams the same text with no backend at all (the floor both sides share).
 
-Lower is better everywhere. *Ratio* is acpwire / anchor (below 1: acpwire is faster);
-*speed-up* is its inverse. Targets come from issues #2 and #4. The machine below is a
+Memory is each process's peak resident set size (`VmHWM` in `/proc/<pid>/status`, MiB)
+at the end of the measured work.
+
+Lower is better everywhere. *Ratio* is acpwire / anchor (below 1: acpwire is faster or
+smaller); *speed-up* is its inverse. Targets come from issues #2 and #4. The machine below is a
 shared VM on which other work may run: single numbers move by 10-30 % between runs, the
 ratios of interleaved samples much less. The raw samples of the last run are in
 `bench/results/latest.json` (not committed).
@@ -138,6 +141,8 @@ def _number(value: float | None, unit: str) -> str:
         return f"{value:.3f}"
     if unit == "ms":
         return f"{value:.0f}" if value >= 100 else f"{value:.1f}"
+    if unit == "MB":
+        return f"{value:.0f}"
     return f"{value:.2f}"
 
 

@@ -46,10 +46,12 @@ def model_rules() -> list[dict[str, object]]:
 
 @dataclass(frozen=True)
 class Sample:
-    """One measured window: wall seconds, and CPU seconds the backend process used in it."""
+    """One measured window: wall seconds, CPU seconds the backend process used in it, and
+    (where measured) the backend's peak resident memory at its end, MiB."""
 
     wall: float
     cpu: float
+    peak_mb: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,8 @@ async def many_sessions(backend: Backend, count: int, runs: int) -> list[Sample]
                 for index, session in enumerate(sessions):
                     prompt = f"{MANY_MARKER} session {index}"
                     tg.start_soon(_collect, a, session, prompt, expected, times)
-            samples.append(Sample(time.perf_counter() - start, a.cpu_seconds() - cpu))
+            wall = time.perf_counter() - start
+            samples.append(Sample(wall, a.cpu_seconds() - cpu, a.peak_rss_mb()))
             if len(times) != count:
                 raise RuntimeError(f"only {len(times)}/{count} sessions finished")
         return samples

@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 from acp import spawn_agent_process, text_block
 
-from .client import Launch, child_env, spawn
+from .client import Launch, child_env, peak_rss_mb, spawn
 from .results import REPO, Row, median, under
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ class _SdkCounter:
             self.done.set()
 
 
-async def _sdk_round_trip(n: int, log_dir: Path) -> float:
+async def _sdk_round_trip(n: int, log_dir: Path, peaks: list[float]) -> float:
     counter = _SdkCounter()
     with (log_dir / "sdk-agent.log").open("ab") as stderr:
         async with (
@@ -62,7 +62,7 @@ async def _sdk_round_trip(n: int, log_dir: Path) -> float:
                 env=child_env({}),
                 cwd=REPO,
                 transport_kwargs={"stderr": stderr},
-            ) as (conn, _process)
+            ) as (conn, process)
         ):
             await conn.initialize(protocol_version=1)
             session = (await conn.new_session(cwd=str(REPO), mcp_servers=[])).session_id
@@ -75,10 +75,11 @@ async def _sdk_round_trip(n: int, log_dir: Path) -> float:
                 elapsed = time.perf_counter() - start
                 if answer.stop_reason != "end_turn" or counter.count != count:
                     raise RuntimeError(f"SDK round trip: {counter.count}/{count} chunks")
+            peaks.append(peak_rss_mb(process.pid))
             return elapsed
 
 
-async def _wire_round_trip(n: int, log_dir: Path) -> float:
+async def _wire_round_trip(n: int, log_dir: Path, peaks: list[float]) -> float:
     async with spawn(WIRE_AGENT, env=child_env({}), log_path=log_dir / "wire-agent.log") as agent:
         await agent.initialize()
         session = await agent.new_session(REPO)
@@ -91,6 +92,7 @@ async def _wire_round_trip(n: int, log_dir: Path) -> float:
             got = len(agent.client.chunks[session])
             if answer.stop_reason != "end_turn" or got != count:
                 raise RuntimeError(f"acpwire round trip: {got}/{count} chunks")
+        peaks.append(agent.peak_rss_mb())
         return elapsed
 
 
@@ -155,8 +157,14 @@ async def run(
 ) -> list[Row]:
     """Part A's cross-process rows; ``backend`` adds the full backend's cold start."""
     log.info("stdio: round trip of %d chunks, %d runs per side", n, runs)
+    sdk_peaks: list[float] = []
+    wire_peaks: list[float] = []
     sdk, wire = await alternate(
-        [lambda: _sdk_round_trip(n, log_dir), lambda: _wire_round_trip(n, log_dir)], runs
+        [
+            lambda: _sdk_round_trip(n, log_dir, sdk_peaks),
+            lambda: _wire_round_trip(n, log_dir, wire_peaks),
+        ],
+        runs,
     )
     log.info("stdio: cold start, %d runs per side", runs)
     starters = [
@@ -181,6 +189,16 @@ async def run(
             None,
             "agent process → client process; prompt sent → answer and every chunk handled",
             {"anchor": sdk, "ours": wire},
+        ),
+        Row(
+            SECTION,
+            "Memory: peak RSS of the minimal agent after the round trip",
+            "MB",
+            median(sdk_peaks),
+            median(wire_peaks),
+            None,
+            "the agent process's VmHWM once every chunk of the timed prompt was handled",
+            {"anchor": sdk_peaks, "ours": wire_peaks},
         ),
         Row(
             SECTION,
