@@ -233,6 +233,10 @@ ANALYSIS = """\
   it once per batch; plain text updates (live and replayed) go out pre-encoded; a new or
   restored session builds its agent after the answer; every model client shares one
   TLS context (httpx would load the CA bundle per client, ~20 ms).
+* **Memory.** The backend peaks at about 45 MiB after `initialize` and under 60 MiB
+  after 20 sessions have streamed, a third of Hermes'. The minimal agents are within a
+  few MiB of each other: both hold the same pydantic runtime, and the generated models
+  cost about as much memory as the SDK's.
 """
 
 
