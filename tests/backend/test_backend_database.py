@@ -12,8 +12,11 @@ import anyio
 import pytest
 
 from acp_v1 import models as m
+from acpwire.agents import DefaultAgentFactory
 from acpwire.rpc import RpcError
-from acpwire.server.app import Runtime
+from acpwire.server.app import Runtime, check_in_background
+from acpwire.server.manager import SessionManager
+from acpwire.store import SessionRecord, SessionStore
 from tests.backend.harness import STEP_S, connected, make_settings, workspace_of
 from tests.support.fake_llm import FakeLLM
 
@@ -100,5 +103,43 @@ async def test_database_locked_during_a_call_answers_a_clear_error_then_recovers
                     )
                     listed = await client.peer.session_list(m.ListSessionsRequest())
                 assert new.session_id in [s.session_id for s in listed.sessions]
+        finally:
+            runtime.close()
+
+
+async def test_a_large_damaged_database_is_reported_after_start(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    home = tmp_path / "home"
+    db = home / "sessions.db"
+    with SessionStore(db) as store:
+        for i in range(40):
+            store.create_session(SessionRecord(id=f"s{i}", cwd="/w"))
+            store.append_messages(f"s{i}", [{"role": "user", "content": "x" * 400}] * 5)
+    with db.open("r+b") as handle:  # damage the last pages (old messages), not the header
+        handle.seek(-4096 * 3, 2)
+        handle.write(b"\xa5" * 4096 * 3)
+    cwd = str(workspace_of(tmp_path))
+    with FakeLLM() as llm:
+        settings = make_settings(home, llm.base_url)
+        # As if the file were too large to check at open: the runtime checks it later.
+        store = SessionStore(db, check_at_open_max_bytes=0)
+        factory = DefaultAgentFactory(settings.file_values)
+        runtime = Runtime(settings, SessionManager(store, factory), factory)
+        try:
+            with caplog.at_level(logging.ERROR, logger="acpwire.server.app"):
+                thread = check_in_background(runtime.manager)
+                assert thread is not None
+                thread.join(STEP_S)
+            assert any("is damaged" in rec.getMessage() for rec in caplog.records)
+            async with connected(runtime) as client:
+                editor = client.handler
+                with anyio.fail_after(STEP_S):
+                    new = await client.peer.session_new(
+                        m.NewSessionRequest(cwd=cwd, mcp_servers=[])
+                    )
+                sid = new.session_id
+                await editor.wait_for(lambda: "is damaged" in editor.text(sid))
+                assert str(db) in editor.text(sid)
         finally:
             runtime.close()

@@ -28,6 +28,16 @@ def _write_garbage(path: Path) -> None:
     path.write_bytes(GARBAGE)
 
 
+def _damaged_store_file(db_path: Path) -> None:
+    with SessionStore(db_path) as store:
+        for i in range(40):
+            store.create_session(SessionRecord(id=f"s{i}", cwd="/w"))
+            store.append_messages(f"s{i}", [{"role": "user", "content": "x" * 400}] * 5)
+    with db_path.open("r+b") as handle:
+        handle.seek(4096 * 3)
+        handle.write(b"\xa5" * 4096 * 4)
+
+
 def test_garbage_file_raises_corrupt_error_naming_the_file(db_path: Path) -> None:
     _write_garbage(db_path)
     with pytest.raises(StoreCorruptError) as caught:
@@ -49,15 +59,30 @@ def test_damaged_header_raises_corrupt_error(db_path: Path, content: bytes) -> N
 
 
 def test_damaged_pages_fail_the_integrity_check(db_path: Path) -> None:
-    with SessionStore(db_path) as store:
-        for i in range(40):
-            store.create_session(SessionRecord(id=f"s{i}", cwd="/w"))
-            store.append_messages(f"s{i}", [{"role": "user", "content": "x" * 400}] * 5)
-    with db_path.open("r+b") as handle:
-        handle.seek(4096 * 3)
-        handle.write(b"\xa5" * 4096 * 4)
+    _damaged_store_file(db_path)
     with pytest.raises(StoreCorruptError, match="integrity check failed"):
         SessionStore(db_path)
+
+
+def test_a_large_file_is_checked_after_opening_not_at_it(db_path: Path) -> None:
+    _damaged_store_file(db_path)
+    # Every file is "large" with a 0-byte limit: opening skips the full check...
+    with SessionStore(db_path, check_at_open_max_bytes=0) as store:
+        assert store.integrity_deferred
+        # ...which a second connection runs later, while the store stays usable.
+        problem = store.integrity_problem()
+        assert problem is not None and problem != "ok"
+
+
+def test_a_healthy_large_file_passes_the_later_check(db_path: Path) -> None:
+    with SessionStore(db_path) as store:
+        store.create_session(SessionRecord(id="s1", cwd="/w"))
+    with SessionStore(db_path, check_at_open_max_bytes=0) as store:
+        assert store.integrity_deferred
+        assert store.integrity_problem() is None
+        assert store.get_session("s1") is not None
+    with SessionStore(db_path) as store:  # small enough: checked at open
+        assert not store.integrity_deferred
 
 
 def test_move_aside_keeps_the_corrupt_file_and_starts_fresh(

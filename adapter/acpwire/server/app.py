@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -48,6 +49,34 @@ def open_store(settings: Settings) -> tuple[SessionStore, str | None]:
         return SessionStore(":memory:"), problem
 
 
+def check_in_background(manager: SessionManager) -> threading.Thread | None:
+    """Integrity-check a database too large to check at open, in a daemon thread.
+
+    A damaged file is logged and the user is told after their next ``session/new``
+    (``manager.store_warning``); the backend keeps using it, and a session whose pages
+    are damaged fails to load with a clear error. Returns the thread, or None when the
+    file was checked at open.
+    """
+    store = manager.store
+    if not store.integrity_deferred:
+        return None
+
+    def check() -> None:
+        problem = store.integrity_problem()
+        if problem is None:
+            logger.info("session database %s: integrity check passed", store.path)
+            return
+        logger.error("session database %s is damaged: %s", store.path, problem)
+        manager.store_warning = (
+            f"the session database {store.path} is damaged ({problem}); some sessions may "
+            "fail to load. Move the file aside to start a fresh one."
+        )
+
+    thread = threading.Thread(target=check, name="acpwire-db-check", daemon=True)
+    thread.start()
+    return thread
+
+
 def choose_factory(settings: Settings, env: Mapping[str, str] | None = None) -> ModelFactory:
     """``ACPWIRE_AGENT`` = ``hermes``, ``default`` or ``auto`` (Hermes when it is installed)."""
     choice = (env if env is not None else os.environ).get("ACPWIRE_AGENT", "auto").strip().lower()
@@ -73,7 +102,9 @@ class Runtime:
     def create(cls, settings: Settings, factory: ModelFactory | None = None) -> Runtime:
         store, problem = open_store(settings)
         factory = factory or choose_factory(settings)
-        return cls(settings, SessionManager(store, factory, store_problem=problem), factory)
+        manager = SessionManager(store, factory, store_problem=problem)
+        check_in_background(manager)
+        return cls(settings, manager, factory)
 
     def close(self) -> None:
         self.manager.cleanup()

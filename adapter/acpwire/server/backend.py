@@ -74,6 +74,9 @@ class AcpBackend(BackendCore):
         if self.manager.store_problem:
             problem = self.manager.store_problem
             after_answer(lambda: self._notice(state, f"Sessions are not being saved: {problem}"))
+        elif self.manager.store_warning:
+            warning = self.manager.store_warning
+            after_answer(lambda: self._notice(state, f"Warning: {warning}"))
         return m.NewSessionResponse(
             session_id=state.id, modes=modes, config_options=config, meta=self._meta(state)
         )

@@ -47,6 +47,8 @@ class SessionManager:
         self.factory = factory
         self.store_problem = store_problem
         """Why sessions are not being persisted (the database could not be opened), or None."""
+        self.store_warning: str | None = None
+        """What a background integrity check found wrong with the database, or None."""
         self._open: dict[str, SessionState] = {}
         self._lock = threading.RLock()
 

@@ -9,6 +9,7 @@ SQLite failures are translated into :mod:`acpwire.store.errors` exceptions namin
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -34,6 +35,8 @@ __all__ = ["MEMORY", "Database", "dump_json", "format_ts", "load_json", "parse_t
 logger = logging.getLogger(__name__)
 
 MEMORY = ":memory:"
+CHECK_AT_OPEN_MAX_BYTES = 32 * 1024 * 1024
+"""Larger files are integrity-checked after start-up (``Database.integrity_deferred``)."""
 _TS_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 _TS_LEN = len("2026-01-01T00:00:00.000000Z")
 _BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
@@ -99,6 +102,7 @@ class Database:
         *,
         busy_timeout_ms: int = 5000,
         check_integrity: bool = True,
+        check_at_open_max_bytes: int = CHECK_AT_OPEN_MAX_BYTES,
     ) -> None:
         if busy_timeout_ms < 0:
             raise ValueError(f"busy_timeout_ms must be >= 0, got {busy_timeout_ms}")
@@ -106,6 +110,9 @@ class Database:
         self._busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        self._check_at_open_max = check_at_open_max_bytes
+        self.integrity_deferred = False
+        """The file was too large to check at open: run :meth:`integrity_problem` later."""
         if self.persistent:
             try:
                 Path(self._path).parent.mkdir(parents=True, exist_ok=True)
@@ -151,11 +158,45 @@ class Database:
                     "session store %s: WAL unavailable, journal mode is %s", self._path, mode
                 )
             conn.execute("PRAGMA synchronous = FULL")
-            if check_integrity:
+            if check_integrity and self._file_bytes() > self._check_at_open_max:
+                # quick_check reads every page: seconds for a large history, every start.
+                self.integrity_deferred = True
+            elif check_integrity:
                 (verdict,) = conn.execute("PRAGMA quick_check(1)").fetchone()
                 if verdict != "ok":
                     raise StoreCorruptError(self._path, f"integrity check failed: {verdict}")
         return migrate(conn, self._path)
+
+    def _file_bytes(self) -> int:
+        """The database file and its write-ahead log, in bytes."""
+        total = 0
+        for suffix in ("", "-wal"):
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(self._path + suffix)
+        return total
+
+    def integrity_problem(self) -> str | None:
+        """SQLite's ``quick_check`` verdict when it is not "ok", else None.
+
+        Runs on a connection of its own (read-only, WAL lets it read while the store
+        writes), so a large file can be checked in the background.
+        """
+        try:
+            conn = sqlite3.connect(
+                f"{Path(self._path).resolve().as_uri()}?mode=ro",
+                uri=True,
+                timeout=self._busy_timeout_ms / 1000,
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            return f"cannot open it to check it: {exc}"
+        try:
+            (verdict,) = conn.execute("PRAGMA quick_check(1)").fetchone()
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+        finally:
+            conn.close()
+        return None if verdict == "ok" else str(verdict)
 
     @property
     def path(self) -> str:
