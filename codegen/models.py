@@ -116,10 +116,10 @@ def validators_config(package: str, open_unions: Sequence[OpenUnion] = ()) -> di
 def template_data(rules: list[Leniency], open_unions: Sequence[OpenUnion]) -> dict[str, Any]:
     """Per-model data for the custom templates (``codegen/templates/datamodel``).
 
-    ``lenient`` maps a field to the ``_lenient`` validator its annotation carries (one
-    shared ``WrapValidator`` per rule: no per-class validator methods, which cost import
-    time); ``union_mode`` makes an open union try its known (discriminated) members
-    first and the catch-all last.
+    ``lenient`` maps a field to the ``_lenient.Lenient`` object its annotation carries
+    (one shared object per rule: no per-class validator methods, which cost import time);
+    ``union_mode`` makes an open union try its known (discriminated) members first and
+    the catch-all last.
     """
     data: dict[str, dict[str, Any]] = defaultdict(dict)
     for rule in rules:
