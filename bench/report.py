@@ -146,6 +146,16 @@ def _number(value: float | None, unit: str) -> str:
     return f"{value:.2f}"
 
 
+def _ratio(row: Row) -> str:
+    """Two decimals; three when two would round onto the row's ratio target."""
+    ratio, target = row.ratio, row.target
+    if ratio is None:
+        return "-"
+    if target is not None and target.kind == "ratio" and abs(ratio - target.limit) < 0.005:
+        return f"{ratio:.3f}"
+    return f"{ratio:.2f}"
+
+
 def _table(rows: Sequence[Row], anchor_name: str) -> list[str]:
     out = [
         f"| # | Measure | Unit | {anchor_name} | acpwire | Ratio | Speed-up | Target | Met |",
@@ -157,7 +167,7 @@ def _table(rows: Sequence[Row], anchor_name: str) -> list[str]:
         out.append(
             f"| {index} | {row.name} | {row.unit} | {_number(row.anchor, row.unit)} "
             f"| {_number(row.ours, row.unit)} "
-            f"| {'-' if ratio is None else f'{ratio:.2f}'} "
+            f"| {'-' if ratio is None else _ratio(row)} "
             f"| {'-' if not ratio else f'{1 / ratio:.1f}x'} "
             f"| {row.target.text if row.target else '-'} | {met} |"
         )
@@ -189,7 +199,7 @@ def render(
     if missed:
         lines += ["", "Missed:", ""]
         lines += [
-            f"* {r.name}: ratio {r.ratio:.2f}, target {r.target.text if r.target else ''}"
+            f"* {r.name}: ratio {_ratio(r)}, target {r.target.text if r.target else ''}"
             if r.ratio is not None and r.target and r.target.kind == "ratio"
             else f"* {r.name}: {_number(r.ours, r.unit)} {r.unit}, target "
             f"{r.target.text if r.target else ''}"
