@@ -14,7 +14,13 @@ import os
 import threading
 from collections.abc import Mapping
 
-from acpwire.agent.config import AgentConfig, ConfigError, complete_config, resolve_config
+from acpwire.agent.config import (
+    AgentConfig,
+    ConfigError,
+    ModelList,
+    complete_config,
+    resolve_config,
+)
 from acpwire.agent.seam import SyncAgent
 
 logger = logging.getLogger(__name__)
@@ -32,11 +38,9 @@ class DefaultAgentFactory:
         self._file_values = dict(file_values)
         self._env = os.environ if env is None else env
         self._lock = threading.Lock()
-        # Listing models waits on the network; resolving the configuration must not.
-        self._models_lock = threading.Lock()
         self._config: AgentConfig | None = None
         self._problem: str | None = None
-        self._models: list[str] | None = None
+        self._models = ModelList()
 
     def _resolve(self) -> AgentConfig | None:
         with self._lock:
@@ -61,8 +65,9 @@ class DefaultAgentFactory:
 
     def reset(self) -> None:
         """Forget the resolved configuration (after ``--setup`` or ``logout``)."""
-        with self._lock, self._models_lock:  # a listing in flight ends first
-            self._config, self._problem, self._models = None, None, None
+        with self._lock:
+            self._config, self._problem = None, None
+        self._models.forget()
 
     @property
     def provider(self) -> str:
@@ -74,17 +79,19 @@ class DefaultAgentFactory:
         config = self._resolve()
         if config is None or config.base_url is None:
             return []
-        from acpwire.agent.llm import list_models
-        from acpwire.agent.stream import ModelError
+        base_url = config.base_url
 
-        with self._models_lock:
-            if self._models is None:
-                try:
-                    self._models = list_models(config.base_url, config.api_key, timeout=5.0)
-                except ModelError as exc:
-                    logger.info("cannot list models of %s: %s", config.base_url, exc.message)
-                    self._models = []
-            return list(self._models)
+        def fetch() -> list[str]:
+            from acpwire.agent.llm import list_models
+            from acpwire.agent.stream import ModelError
+
+            try:
+                return list_models(base_url, config.api_key, timeout=5.0)
+            except ModelError as exc:
+                logger.info("cannot list models of %s: %s", base_url, exc.message)
+                return []
+
+        return self._models.get(fetch)
 
     def planned_model(self, model: str | None) -> str | None:
         """``model`` or the configured one: the embedded agent needs nothing else, so a
@@ -95,10 +102,8 @@ class DefaultAgentFactory:
         return model or config.model
 
     def cached_models(self) -> list[str] | None:
-        """The listed models if :meth:`available_models` already ran, else None (without
-        the lock, which a listing in progress holds: this must never wait)."""
-        models = self._models
-        return None if models is None else list(models)
+        """The listed models if :meth:`available_models` already ran, else None."""
+        return self._models.cached()
 
     def reachable(self) -> str | None:
         """None when the endpoint answers its model list; else why it does not."""

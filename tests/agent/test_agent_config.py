@@ -111,3 +111,33 @@ def test_complete_config_fills_endpoint_and_model() -> None:
         assert kept.model == "chosen"
     with pytest.raises(ConfigError, match="no model endpoint configured"):
         complete_config(AgentConfig(), candidates=[_dead_url()])
+
+
+def test_model_list_asks_once_reads_without_waiting_and_forgets() -> None:
+    import threading
+
+    from acpwire.agent.config import ModelList
+
+    models = ModelList()
+    calls: list[int] = []
+    listing, release = threading.Event(), threading.Event()
+
+    def slow_fetch() -> list[str]:
+        calls.append(1)
+        listing.set()
+        assert release.wait(5)
+        return ["a", "b"]
+
+    worker = threading.Thread(target=models.get, args=(slow_fetch,))
+    worker.start()
+    assert listing.wait(5)
+    assert models.cached() is None  # a listing in flight does not block a reader
+    release.set()
+    worker.join(5)
+    assert models.cached() == ["a", "b"]
+    assert models.get(slow_fetch) == ["a", "b"] and calls == [1]  # asked once
+    got = models.get(slow_fetch)
+    got.append("c")
+    assert models.cached() == ["a", "b"]  # callers get copies
+    models.forget()
+    assert models.cached() is None

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from acpwire.agent.stream import ModelError
@@ -150,3 +151,31 @@ def complete_config(
             )
     model = config.model or pick_default_model(base_url, config.api_key)
     return dataclasses.replace(config, base_url=base_url, model=model)
+
+
+class ModelList:
+    """The model names an endpoint offers, asked for once and kept (thread-safe).
+
+    Listing waits on the network, so it has a lock of its own: reading the cached list
+    (:meth:`cached`) never waits, and :meth:`forget` waits for a listing in flight.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._models: list[str] | None = None
+
+    def get(self, fetch: Callable[[], list[str]]) -> list[str]:
+        """The list, from ``fetch`` the first time (callers meanwhile wait for it)."""
+        with self._lock:
+            if self._models is None:
+                self._models = fetch()
+            return list(self._models)
+
+    def cached(self) -> list[str] | None:
+        """The list if it is known, else None; never waits."""
+        models = self._models
+        return None if models is None else list(models)
+
+    def forget(self) -> None:
+        with self._lock:
+            self._models = None

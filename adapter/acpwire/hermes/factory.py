@@ -15,7 +15,7 @@ import logging
 import threading
 from typing import Any
 
-from acpwire.agent.config import ConfigError
+from acpwire.agent.config import ConfigError, ModelList
 from acpwire.hermes.agent import HermesAgent
 
 logger = logging.getLogger(__name__)
@@ -33,11 +33,9 @@ class HermesAgentFactory:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        # Listing models waits on the network; resolving the configuration must not.
-        self._models_lock = threading.Lock()
         self._runtime: dict[str, Any] | None = None
         self._problem: str | None = None
-        self._models: list[str] | None = None
+        self._models = ModelList()
         self._mcp_discovered = False
 
     @staticmethod
@@ -84,26 +82,28 @@ class HermesAgentFactory:
         return str(runtime.get("provider") or "hermes") if runtime else "none"
 
     def reset(self) -> None:
-        with self._lock, self._models_lock:  # a listing in flight ends first
-            self._runtime, self._problem, self._models = None, None, None
+        with self._lock:
+            self._runtime, self._problem = None, None
+        self._models.forget()
 
     def available_models(self) -> list[str]:
         """The configured model, plus what a ``custom`` endpoint lists (cached)."""
         runtime = self._resolve()
         if runtime is None:
             return []
-        with self._models_lock:
-            if self._models is None:
-                models = [m for m in [self._model_config()[0]] if m]
-                key, base_url = runtime.get("api_key"), runtime.get("base_url")
-                if runtime.get("provider") == "custom" and isinstance(base_url, str):
-                    from acpwire.agent.llm import list_models
 
-                    with contextlib.suppress(Exception):
-                        listed = list_models(base_url, key if isinstance(key, str) else None)
-                        models += [m for m in listed if m not in models]
-                self._models = models
-            return list(self._models)
+        def fetch() -> list[str]:
+            models = [m for m in [self._model_config()[0]] if m]
+            key, base_url = runtime.get("api_key"), runtime.get("base_url")
+            if runtime.get("provider") == "custom" and isinstance(base_url, str):
+                from acpwire.agent.llm import list_models
+
+                with contextlib.suppress(Exception):
+                    listed = list_models(base_url, key if isinstance(key, str) else None)
+                    models += [m for m in listed if m not in models]
+            return models
+
+        return self._models.get(fetch)
 
     def planned_model(self, model: str | None) -> str | None:
         """None: Hermes checks its configuration when the agent is built, and session/new
@@ -111,10 +111,8 @@ class HermesAgentFactory:
         return None
 
     def cached_models(self) -> list[str] | None:
-        """The listed models if :meth:`available_models` already ran, else None (without
-        the lock, which a listing in progress holds: this must never wait)."""
-        models = self._models
-        return None if models is None else list(models)
+        """The listed models if :meth:`available_models` already ran, else None."""
+        return self._models.cached()
 
     def _mcp_toolsets(self) -> list[str]:
         """``mcp-<name>`` toolsets of config.yaml's MCP servers, discovered once."""
