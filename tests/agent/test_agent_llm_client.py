@@ -112,21 +112,22 @@ def test_connection_refused_becomes_model_error() -> None:
         client.close()
 
 
-def test_malformed_stream_json_becomes_model_error(server: FakeLLM) -> None:
-    server.push({"raw": "data: {not json\n\n"})
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("data: {not json\n\n", "malformed JSON"),
+        (
+            'data: {"choices": [{"index": 0, "delta": {"content": "par"}}]}\n\n',
+            "ended before the reply was complete",
+        ),
+    ],
+    ids=["malformed-json", "cut-short"],
+)
+def test_a_broken_stream_becomes_model_error(server: FakeLLM, raw: str, message: str) -> None:
+    server.push({"raw": raw})
     client = _client(server)
     try:
-        with pytest.raises(ModelError, match="malformed JSON"):
-            client.chat(model="m", messages=USER, cancel=CancelToken())
-    finally:
-        client.close()
-
-
-def test_stream_cut_short_is_an_error(server: FakeLLM) -> None:
-    server.push({"raw": 'data: {"choices": [{"index": 0, "delta": {"content": "par"}}]}\n\n'})
-    client = _client(server)
-    try:
-        with pytest.raises(ModelError, match="ended before the reply was complete"):
+        with pytest.raises(ModelError, match=message):
             client.chat(model="m", messages=USER, cancel=CancelToken())
     finally:
         client.close()
