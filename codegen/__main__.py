@@ -16,6 +16,12 @@ from .build import build
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _unproduced(out: Path, files: dict[str, str]) -> list[str]:
+    """Python files under ``out`` that codegen no longer produces (paths relative to it)."""
+    found = (p.relative_to(out).as_posix() for p in out.rglob("*.py"))
+    return sorted(name for name in found if name not in files)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
     parser.add_argument("--schema-dir", type=Path, default=ROOT / "schema")
@@ -43,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
                     n=1,
                 )
                 sys.stdout.write("\n".join(list(diff)[:40]) + "\n")
-        extra = sorted(p.name for p in out.glob("*.py") if p.name not in files)
+        extra = _unproduced(out, files)
         for name in extra:
             print(f"{out / name}: not produced by codegen")
         if stale or extra:
@@ -54,12 +60,11 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"generated/ is up to date ({len(files)} files)")
         return 0
-    out.mkdir(parents=True, exist_ok=True)
+    for name in _unproduced(out, files):
+        (out / name).unlink()
     for name, text in files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
         (out / name).write_text(text)
-    for path in out.glob("*.py"):
-        if path.name not in files:
-            path.unlink()
     print(f"wrote {len(files)} files to {out}")
     return 0
 

@@ -1,4 +1,4 @@
-"""Run datamodel-code-generator on the shaped schema and return the models module source.
+"""Run datamodel-code-generator on the laid-out schema and return the model modules.
 
 The generator is pinned (see pyproject.toml) and driven only through its documented
 options, a base class, a validators table and two custom templates; its output is never
@@ -7,6 +7,7 @@ edited afterwards.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .ir import Leniency, OpenUnion
+from .layout import Layout
 
 GENERATOR_OPTIONS = (
     "--input-file-type=jsonschema",
@@ -38,6 +40,9 @@ GENERATOR_OPTIONS = (
     "--disable-timestamp",
     # Evaluated annotations import faster than strings pydantic must compile one by one.
     "--disable-future-imports",
+    # Modules import the classes they use, never a sibling module (whose name could be
+    # shadowed by a field of the same name).
+    "--use-exact-imports",
     # JSON integers and booleans only: no "1" -> 1 or true -> 1 coercion on the wire.
     "--strict-types",
     "int",
@@ -136,23 +141,37 @@ def lenient_imports(rules: list[Leniency], package: str) -> str:
     return ",".join(sorted({f"{package}._lenient.{validator_function(r)}" for r in rules}))
 
 
+def defined_names(source: str) -> list[str]:
+    """The classes and type aliases a generated module defines (read, never edited)."""
+    names: list[str] = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ClassDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name) and t.id != "__all__"]
+    return names
+
+
 def generate_models(
-    shaped: dict[str, Any],
+    layout: Layout,
     rules: list[Leniency],
     header: str,
     open_unions: list[OpenUnion],
     package: str,
-) -> str:
-    """Return the generated ``models.py`` source, starting with ``header``."""
+) -> dict[str, str]:
+    """Return the generated model modules (file name -> source, each starting with
+    ``header``), one per module of ``layout``."""
+    placed = layout.placed
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        (folder / "schema.json").write_text(json.dumps(shaped, indent=1, sort_keys=True))
-        (folder / "validators.json").write_text(
-            json.dumps(validators_config(package, open_unions), indent=1)
-        )
+        (folder / "schema.json").write_text(json.dumps(layout.schema, indent=1, sort_keys=True))
+        validators = validators_config(package, open_unions)
         extra = template_data(rules, open_unions)
-        (folder / "extra.json").write_text(json.dumps(extra, indent=1))
-        out = folder / "models.py"
+        for name, table in (("validators.json", validators), ("extra.json", extra)):
+            keyed = {f"{placed[model]}.{model}": value for model, value in table.items()}
+            (folder / name).write_text(json.dumps(keyed, indent=1))
+        out = folder / "models"
         cmd = [
             sys.executable,
             "-m",
@@ -172,4 +191,9 @@ def generate_models(
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=folder)
         if proc.returncode != 0:
             raise RuntimeError(f"datamodel-code-generator failed:\n{proc.stderr[-4000:]}")
-        return out.read_text()
+        # The generator's own __init__.py is only its header: the package's is rendered.
+        return {
+            path.name: path.read_text()
+            for path in sorted(out.glob("*.py"))
+            if path.stem in layout.modules
+        }

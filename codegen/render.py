@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +11,7 @@ from typing import Any
 import jinja2
 
 from .ir import Leniency, Method, OpenUnion
+from .layout import method_group
 from .models import reject_known_function, validator_function
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -67,8 +68,10 @@ def render_all(
     header: str,
     version: int,
     unions: list[OpenUnion],
+    placed: dict[str, str],
 ) -> dict[str, str]:
-    """File name -> source for every template-rendered module (relative imports only)."""
+    """File name -> source for every template-rendered module (relative imports only);
+    ``placed`` maps each model name to its module of ``acp_v1.models``."""
     env = _env()
     names = handler_names(methods)
     ordered_names = [names[m] for m in methods]
@@ -98,7 +101,17 @@ def render_all(
     files["peers.py"] = env.get_template("peers.py.j2").render(
         header=header, methods=methods, handler_names=names, sides=PEER_SIDES
     )
-    envelopes: list[Envelope] = []
+    files.update(_render_dispatch(env, methods, header, placed))
+    files["_lazy.py"] = env.get_template("_lazy.py.j2").render(header=header)
+    return files
+
+
+def _render_dispatch(
+    env: jinja2.Environment, methods: list[Method], header: str, placed: dict[str, str]
+) -> dict[str, str]:
+    """``dispatch/__init__.py`` (tables, lazy loader) and one envelope module per group."""
+    by_module: dict[str, list[Envelope]] = defaultdict(list)
+    where: dict[str, str] = {}
     inbound: list[dict[str, Any]] = []
     for role in ("agent", "client"):
         names_for_role: list[str] = []
@@ -107,8 +120,9 @@ def render_all(
             if m.side not in (role, "protocol"):
                 continue
             env_name = f"{_pascal(m.name)}{m.kind.title()}Envelope"
-            if m.side == role or role == "agent":
-                envelopes.append(Envelope(env_name, m.name, m.kind, m.params))
+            if env_name not in where:
+                where[env_name] = method_group(m.name)
+                by_module[where[env_name]].append(Envelope(env_name, m.name, m.kind, m.params))
             names_for_role.append(env_name)
             pairs.append((env_name, m.name))
         inbound.append(
@@ -119,10 +133,37 @@ def render_all(
                 "pairs": pairs,
             }
         )
-    files["dispatch.py"] = env.get_template("dispatch.py.j2").render(
-        header=header, envelopes=envelopes, inbound=inbound
+    files: dict[str, str] = {}
+    template = env.get_template("envelopes.py.j2")
+    for module, envelopes in by_module.items():
+        imports: dict[str, set[str]] = defaultdict(set)
+        for envelope in envelopes:
+            imports[placed[envelope.params]].add(envelope.params)
+        files[f"dispatch/{module}.py"] = template.render(
+            header=header,
+            envelopes=envelopes,
+            imports=[(mod, sorted(names)) for mod, names in sorted(imports.items())],
+        )
+    files["dispatch/__init__.py"] = env.get_template("dispatch_init.py.j2").render(
+        header=header,
+        where=sorted(where.items()),
+        inbound=inbound,
+        modules=[
+            (mod, sorted(e.name for e in envelopes)) for mod, envelopes in sorted(by_module.items())
+        ],
     )
     return files
+
+
+def render_models_init(header: str, defined: dict[str, list[str]]) -> str:
+    """``models/__init__.py``: every model module's names, each imported on first use
+    (``defined``: module -> the names it defines, in import order)."""
+    names = sorted((name, module) for module, names in defined.items() for name in names)
+    return (
+        _env()
+        .get_template("models_init.py.j2")
+        .render(header=header, names=names, modules=list(defined.items()))
+    )
 
 
 def dumps(value: Any) -> str:

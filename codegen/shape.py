@@ -9,8 +9,9 @@ The transforms:
 * name every object member of a union after the union and its tag value or title
   (``SessionUpdate`` + ``agent_message_chunk`` -> ``SessionUpdateAgentMessageChunk``),
   so no generated class is ever numbered;
-* move the properties a union's parent declares into each member, and expand a member
-  that extends another union into one member per inner variant;
+* move the properties a union's parent declares into each member (also one level down,
+  for a member that is a union itself), and expand a member that extends another union
+  into one member per inner variant;
 * turn unions of string or integer constants into an open enum: a ``Known*`` literal
   plus the base type, so an unknown value is kept instead of rejected;
 * turn the tagged unions that the protocol calls extensible into a discriminated union of
@@ -129,13 +130,16 @@ def _member_name(union: str, member: JSON) -> str:
 
 
 def _distribute(union_schema: JSON, key: str) -> None:
-    """Move the parent's own properties into each object member."""
+    """Move the parent's own properties (and its openness) into each object member."""
     props = union_schema.pop("properties", None)
     required = union_schema.pop("required", None)
     union_schema.pop("type", None)
     if not props:
         return
+    extra = union_schema.pop("additionalProperties", None)
     for member in union_schema[key]:
+        if extra is not None:
+            member.setdefault("additionalProperties", extra)
         merged = dict(props)
         merged.update(member.get("properties", {}))
         member["properties"] = merged
@@ -284,6 +288,11 @@ def shape(schema: JSON) -> JSON:
         _strip_scalar_titles(schema_, key)
         _distribute(schema_, key)
         _name_members(defs, name, schema_, key)
+        for member in schema_[key]:
+            inner = _union_key(member)
+            if inner is not None and "title" in member:  # a member that is a union itself
+                _distribute(member, inner)
+                _name_members(defs, member["title"], member, inner)
     for name in list(defs):
         key = _union_key(defs[name])
         if key is not None:

@@ -88,8 +88,9 @@ class AcpEndpoint:
         self._fast: dict[bytes, _FastNotification] = {}
         self._recent = _NO_FAST
         self._handler = handler
-        envelopes = dispatch.AGENT_ENVELOPES if role == "agent" else dispatch.CLIENT_ENVELOPES
-        self._envelopes = {method.encode(): model for method, model in envelopes.items()}
+        # Envelope modules are imported on first lookup, so only the methods a connection
+        # actually receives cost their models' import.
+        self._envelopes = dispatch.AGENT_ENVELOPES if role == "agent" else dispatch.CLIENT_ENVELOPES
         self._notes_by_bytes = {
             method.encode(): spec for method, spec in self._notifications.items()
         }
@@ -203,7 +204,7 @@ class AcpEndpoint:
             except ValidationError:
                 pass
         found = _METHOD.search(line)
-        envelope = self._envelopes.get(found.group(1)) if found else None
+        envelope = self._envelopes.get(found.group(1).decode(errors="replace")) if found else None
         if envelope is not None:
             try:
                 message: Any = envelope.model_validate_json(line)

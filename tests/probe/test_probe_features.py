@@ -136,7 +136,11 @@ def test_method_table_stability(features: dict[str, SchemaFeatures]) -> None:
 
 def test_default_features_are_the_committed_bindings(features: dict[str, SchemaFeatures]) -> None:
     # The repo's schema/ is what acp_v1 was generated from.
-    assert default_features() == replace(features["s240"], package="acp_v1")
+    committed, s240 = default_features(), features["s240"]
+    assert committed.package == "acp_v1" and s240.package == "acp_s240"
+    assert committed.models.__name__ == "acp_v1.models"
+    assert committed == replace(s240, package="acp_v1", models=committed.models)
+    assert committed != s240
     assert default_features() is default_features()
 
 
@@ -172,7 +176,12 @@ def test_bad_bindings_fail_loudly(bindings: dict[str, ModuleType]) -> None:
         read_features(orphan)
     # A models module of a real package that lacks the session/update union.
     stripped = types.ModuleType("acp_s240.stripped")
-    for name in ("KnownPermissionOptionKind", "KnownToolKind", "ClientCapabilities"):
+    for name in (
+        "KnownPermissionOptionKind",
+        "KnownToolKind",
+        "ClientCapabilities",
+        "ClientSessionCapabilities",
+    ):
         stripped.__dict__[name] = getattr(bindings["s240"], name)
     with pytest.raises(SchemaIntrospectionError, match="defines no KnownSessionUpdate"):
         read_features(stripped)
@@ -181,3 +190,17 @@ def test_bad_bindings_fail_loudly(bindings: dict[str, ModuleType]) -> None:
     stripped.__dict__["KnownPermissionOptionKind"] = bindings["s240"].KnownSessionUpdate
     with pytest.raises(SchemaIntrospectionError, match="not a Literal alias"):
         read_features(stripped)
+
+
+def test_lazy_features_read_the_update_models_on_first_use(
+    bindings: dict[str, ModuleType],
+) -> None:
+    stripped = types.ModuleType("acp_s240.stripped")
+    for name in ("ClientCapabilities", "ClientSessionCapabilities"):
+        stripped.__dict__[name] = getattr(bindings["s240"], name)
+    lazy = read_features(stripped, lazy=True)  # enough to answer initialize
+    assert lazy.protocol_version == 1 and "fs" in lazy.client_capabilities
+    with pytest.raises(SchemaIntrospectionError, match="defines no KnownSessionUpdate"):
+        _ = lazy.update_tags
+    stripped.__dict__["KnownSessionUpdate"] = bindings["s240"].KnownSessionUpdate
+    assert "agent_message_chunk" in lazy.update_tags

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from acpwire.probe import ConnectionProbe, SchemaFeatures
+from acpwire.probe import ConnectionProbe, SchemaFeatures, read_features
 from tests.probe.expected import BASELINE_11, VERSIONS
 
 EVERYTHING: dict[str, Any] = {
@@ -130,14 +130,21 @@ def test_reject_always_offered_where_the_schema_has_it(
     )
 
 
-def test_reject_always_missing_from_older_bindings(features: dict[str, SchemaFeatures]) -> None:
-    from dataclasses import replace
+def test_reject_always_missing_from_older_bindings(bindings: dict[str, ModuleType]) -> None:
+    from typing import Literal
+
+    from typing_extensions import TypeAliasType
 
     from acp_v1.models import InitializeRequest
 
-    old = replace(
-        features["s240"], permission_option_kinds=("allow_once", "allow_always", "reject_once")
+    older = ModuleType("acp_s240.older")
+    for name in ("ClientCapabilities", "ClientSessionCapabilities", "KnownSessionUpdate"):
+        setattr(older, name, getattr(bindings["s240"], name))
+    older.KnownToolKind = bindings["s240"].KnownToolKind  # type: ignore[attr-defined]
+    older.KnownPermissionOptionKind = TypeAliasType(  # type: ignore[attr-defined]
+        "KnownPermissionOptionKind", Literal["allow_once", "allow_always", "reject_once"]
     )
+    old = read_features(older)
     p = ConnectionProbe.from_initialize(InitializeRequest.model_validate(NOTHING), old)
     assert p.permission_option_kinds() == ("allow_once", "allow_always", "reject_once")
     assert not old.has_reject_always

@@ -15,13 +15,7 @@ from typing import Final, Literal, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
-from acp_v1.models import (
-    PermissionOption,
-    RequestPermissionOutcome,
-    RequestPermissionOutcomeCancelled,
-    RequestPermissionResponse,
-    SelectedPermissionOutcome,
-)
+from acp_v1 import models as m
 from acpwire.agent.seam import ApprovalAnswer
 
 __all__ = [
@@ -54,9 +48,9 @@ _DECISION_BY_ID: Final[Mapping[str, Decision]] = {
 
 
 @functools.cache
-def _outcome_adapter() -> TypeAdapter[RequestPermissionOutcome]:
+def _outcome_adapter() -> TypeAdapter[m.RequestPermissionOutcome]:
     # Built on first use: building it at import would build the deferred models too.
-    return TypeAdapter(RequestPermissionOutcome)
+    return TypeAdapter(m.RequestPermissionOutcome)
 
 
 _DECISIONS: Final = frozenset(get_args(Decision))
@@ -73,13 +67,13 @@ TIMED_OUT: Final = _TimedOut()
 """Pass to :func:`interpret_outcome` when no answer arrived in time."""
 
 
-def _option(option_id: OptionId, name: str, kind: str) -> PermissionOption:
-    return PermissionOption(option_id=option_id, name=name, kind=kind)
+def _option(option_id: OptionId, name: str, kind: str) -> m.PermissionOption:
+    return m.PermissionOption(option_id=option_id, name=name, kind=kind)
 
 
 def build_command_options(
     kinds_available: Set[str], *, allow_permanent: bool
-) -> list[PermissionOption]:
+) -> list[m.PermissionOption]:
     """Options for a dangerous shell command, "Allow once" first.
 
     ``kinds_available`` holds the option kinds the client accepts (from the capability
@@ -98,7 +92,7 @@ def build_command_options(
     return options
 
 
-def build_edit_options(*, allow_session: bool = True) -> list[PermissionOption]:
+def build_edit_options(*, allow_session: bool = True) -> list[m.PermissionOption]:
     """Options for a file edit (one request covers every file of the edit)."""
     options = [_option("allow_once", "Allow edit", "allow_once")]
     if allow_session:
@@ -109,12 +103,12 @@ def build_edit_options(*, allow_session: bool = True) -> list[PermissionOption]:
 
 def _parse(outcome: object) -> object:
     """A typed outcome from a response model, a raw JSON object or an outcome model."""
-    if isinstance(outcome, RequestPermissionResponse):
+    if isinstance(outcome, m.RequestPermissionResponse):
         return outcome.outcome
     if isinstance(outcome, Mapping):
         try:
             if isinstance(outcome.get("outcome"), Mapping):
-                return RequestPermissionResponse.model_validate(outcome).outcome
+                return m.RequestPermissionResponse.model_validate(outcome).outcome
             return _outcome_adapter().validate_python(outcome)
         except ValidationError as exc:
             _log.warning("malformed permission answer %r: %s", outcome, exc)
@@ -136,9 +130,9 @@ def interpret_outcome(outcome: object, offered_ids: Collection[str]) -> Decision
         _log.warning("permission request failed, treated as a refusal: %r", outcome)
         return "invalid"
     parsed = _parse(outcome)
-    if isinstance(parsed, RequestPermissionOutcomeCancelled):
+    if isinstance(parsed, m.RequestPermissionOutcomeCancelled):
         return "cancelled"
-    if isinstance(parsed, SelectedPermissionOutcome):
+    if isinstance(parsed, m.SelectedPermissionOutcome):
         option_id = parsed.option_id
         decision = _DECISION_BY_ID.get(option_id)
         if option_id not in offered_ids or decision is None:

@@ -17,15 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from acp_v1.models import (
-    BlobResourceContents,
-    ContentBlock,
-    ContentBlockAudio,
-    ContentBlockImage,
-    ContentBlockResource,
-    ContentBlockResourceLink,
-    ContentBlockText,
-)
+from acp_v1 import models as m
 
 from .sources import (
     AttachError,
@@ -134,24 +126,24 @@ class _Builder:
             self.notes.append(header)
         self.text(f"{header}\n{where}\n\n{text}")
 
-    def add(self, block: ContentBlock) -> None:
-        if isinstance(block, ContentBlockText):
+    def add(self, block: m.ContentBlock) -> None:
+        if isinstance(block, m.ContentBlockText):
             if block.text:
                 self.display.append(block.text)
                 self.text(block.text)
-        elif isinstance(block, ContentBlockImage):
+        elif isinstance(block, m.ContentBlockImage):
             self.add_image_block(block)
-        elif isinstance(block, ContentBlockResourceLink):
+        elif isinstance(block, m.ContentBlockResourceLink):
             self.add_link(block.uri, display_name(block), block.mime_type)
-        elif isinstance(block, ContentBlockResource):
+        elif isinstance(block, m.ContentBlockResource):
             self.add_embedded(block)
-        elif isinstance(block, ContentBlockAudio):
+        elif isinstance(block, m.ContentBlockAudio):
             self.display.append("[Audio attachment]")
             self.note("[Audio omitted: audio input is not supported]")
         else:
             raise TypeError(f"expected an ACP ContentBlock, got {type(block).__name__}")
 
-    def add_image_block(self, block: ContentBlockImage) -> None:
+    def add_image_block(self, block: m.ContentBlockImage) -> None:
         if not block.data and block.uri:
             # An image given by reference only: read it like a linked file.
             self.add_link(block.uri, posixpath.basename(block.uri) or block.uri, block.mime_type)
@@ -210,11 +202,11 @@ class _Builder:
             return
         self.inline_image(data, mime, f"[Attached image: {display}]\nPath: {path}")
 
-    def add_embedded(self, block: ContentBlockResource) -> None:
+    def add_embedded(self, block: m.ContentBlockResource) -> None:
         resource = block.resource
         uri = resource.uri
         header = f"[Embedded resource: {uri}]"
-        if not isinstance(resource, BlobResourceContents):
+        if not isinstance(resource, m.BlobResourceContents):
             self.display.append(header)
             data = resource.text.encode("utf-8")
             self.body(data, len(data), "text/plain", header=header, where=f"URI: {uri}")
@@ -236,7 +228,7 @@ class _Builder:
 
 
 def prompt_to_model_content(
-    blocks: list[ContentBlock], *, cwd: str, accepts_images: bool
+    blocks: list[m.ContentBlock], *, cwd: str, accepts_images: bool
 ) -> PromptContent:
     """Build the model's user content from a prompt's blocks.
 

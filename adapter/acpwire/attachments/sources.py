@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 from urllib.parse import unquote
 
-from acp_v1.models import ContentBlockResourceLink
+from acp_v1 import models as m
 from acpwire.paths import resolve_in_cwd, translate_cwd
 
 _SUFFIX_MIMES = {
@@ -84,7 +84,7 @@ def b64decode(data: str) -> bytes:
         raise AttachError(f"invalid base64 ({exc})") from exc
 
 
-def display_name(link: ContentBlockResourceLink) -> str:
+def display_name(link: m.ContentBlockResourceLink) -> str:
     """How a resource link is named to the model and in the history."""
     if link.title and link.name and link.title != link.name:
         return f"{link.title} ({link.name})"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Annotated, Literal, cast, get_args, get_origin
 
@@ -41,25 +41,59 @@ class MethodInfo:
     unstable: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class SchemaFeatures:
-    """The protocol surface one generated bindings package can express."""
+    """The protocol surface one generated bindings package can express.
+
+    The facts read from ``session/update``, permission and tool models are read on first
+    use: the bindings import those models lazily, and answering ``initialize`` needs none
+    of them. :func:`read_features` reads everything at once unless asked to be lazy.
+    """
 
     package: str
     """Import name of the bindings package (``acp_v1``)."""
     protocol_version: int
     """The ``protocolVersion`` the bindings speak (``methods.PROTOCOL_VERSION``)."""
-    update_tags: frozenset[str]
-    """Tags of the ``session/update`` variants the bindings know (stable and unstable)."""
-    permission_option_kinds: tuple[str, ...]
-    """``PermissionOptionKind`` values, in schema order."""
-    tool_kinds: tuple[str, ...]
-    """``ToolKind`` values, in schema order."""
     client_capabilities: frozenset[str]
     """Wire names of the ``ClientCapabilities`` fields (``fs``, ``terminal``, ``_meta``...)."""
     client_session_capabilities: frozenset[str]
     """Wire names of the ``ClientSessionCapabilities`` fields (``configOptions``...)."""
     methods: tuple[MethodInfo, ...]
+    models: ModuleType = field(repr=False)
+    """The models module the lazy facts are read from."""
+
+    @functools.cached_property
+    def update_tags(self) -> frozenset[str]:
+        """Tags of the ``session/update`` variants the bindings know (stable and unstable)."""
+        return _update_tags(self.models)
+
+    @functools.cached_property
+    def permission_option_kinds(self) -> tuple[str, ...]:
+        """``PermissionOptionKind`` values, in schema order."""
+        return _literal_values(self.models, "KnownPermissionOptionKind")
+
+    @functools.cached_property
+    def tool_kinds(self) -> tuple[str, ...]:
+        """``ToolKind`` values, in schema order."""
+        return _literal_values(self.models, "KnownToolKind")
+
+    def _facts(self) -> tuple[object, ...]:
+        return (
+            self.package,
+            self.protocol_version,
+            self.client_capabilities,
+            self.client_session_capabilities,
+            self.methods,
+            self.update_tags,
+            self.permission_option_kinds,
+            self.tool_kinds,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SchemaFeatures) and self._facts() == other._facts()
+
+    def __hash__(self) -> int:
+        return hash(self._facts())
 
     def has_update(self, tag: str) -> bool:
         return tag in self.update_tags
@@ -157,27 +191,33 @@ def _method_rows(package: str, table: Iterable[object]) -> Iterable[MethodInfo]:
         yield MethodInfo(name, cast(Side, side), cast(Kind, kind), unstable)
 
 
-def read_features(models: ModuleType) -> SchemaFeatures:
-    """Introspect a generated ``<package>.models`` module (and its sibling ``methods``)."""
+def read_features(models: ModuleType, *, lazy: bool = False) -> SchemaFeatures:
+    """Introspect a generated ``<package>.models`` module (and its sibling ``methods``).
+
+    Malformed bindings raise :class:`SchemaIntrospectionError` here, or, with ``lazy``,
+    when the missing fact is first read.
+    """
     package = models.__name__.rpartition(".")[0]
     if not package:
         raise SchemaIntrospectionError(f"{models.__name__} is not a module inside a package")
     version, methods = _methods(package)
-    return SchemaFeatures(
+    features = SchemaFeatures(
         package=package,
         protocol_version=version,
-        update_tags=_update_tags(models),
-        permission_option_kinds=_literal_values(models, "KnownPermissionOptionKind"),
-        tool_kinds=_literal_values(models, "KnownToolKind"),
         client_capabilities=_wire_fields(models, "ClientCapabilities"),
         client_session_capabilities=_wire_fields(models, "ClientSessionCapabilities"),
         methods=methods,
+        models=models,
     )
+    if not lazy:
+        features._facts()
+    return features
 
 
 @functools.cache
 def default_features() -> SchemaFeatures:
-    """The features of the committed ``acp_v1`` bindings (read once per process)."""
+    """The features of the committed ``acp_v1`` bindings (read once per process, each
+    fact when first needed)."""
     from acp_v1 import models
 
-    return read_features(models)
+    return read_features(models, lazy=True)

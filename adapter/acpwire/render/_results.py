@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from acp_v1.models import ToolCallContentDiff
+from acp_v1 import models as m
 from acpwire.agent.seam import EditProposal
 from acpwire.render._content import Content, diff_content, text_content
 from acpwire.render._hermes_results import HERMES_RENDERERS, failure_text, structured
@@ -121,7 +121,7 @@ def _edit_end(
     created = data is not None and data.get("created") is True
     if name == "write_file" and created and path and isinstance(content, str):
         # A new file: the whole content is the diff, even without a proposal.
-        return [ToolCallContentDiff(path=absolute(path, cwd), old_text=None, new_text=content)]
+        return [m.ToolCallContentDiff(path=absolute(path, cwd), old_text=None, new_text=content)]
     return [text_content(_edit_summary(name, path, data, result))]
 
 

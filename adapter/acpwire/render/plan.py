@@ -12,7 +12,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Final, Literal
 
-from acp_v1.models import PlanEntry, SessionUpdatePlan
+from acp_v1 import models as m
 from acpwire.agent.seam import PlanItem
 from acpwire.render.text import parse_json, str_arg
 
@@ -32,22 +32,22 @@ _STATUS: Final[Mapping[str, EntryStatus]] = {
 }
 
 
-def _entry(content: str, status: str) -> PlanEntry:
+def _entry(content: str, status: str) -> m.PlanEntry:
     mapped = _STATUS.get(status)
     if mapped is None:
         log.warning("todo status %r is unknown; showing the entry as pending", status)
         mapped = "pending"
     if status == "cancelled":
         content = CANCELLED_PREFIX + content
-    return PlanEntry(content=content, status=mapped, priority=PRIORITY)
+    return m.PlanEntry(content=content, status=mapped, priority=PRIORITY)
 
 
-def plan_update(items: Sequence[PlanItem]) -> SessionUpdatePlan:
+def plan_update(items: Sequence[PlanItem]) -> m.SessionUpdatePlan:
     """The ``plan`` update showing ``items``; an empty list clears the plan."""
-    return SessionUpdatePlan(entries=[_entry(item["content"], item["status"]) for item in items])
+    return m.SessionUpdatePlan(entries=[_entry(item["content"], item["status"]) for item in items])
 
 
-def _item_entry(position: int, item: object) -> PlanEntry | None:
+def _item_entry(position: int, item: object) -> m.PlanEntry | None:
     if not isinstance(item, Mapping):
         log.warning("todo entry %d is not an object (%r); not shown in the plan", position, item)
         return None
@@ -59,7 +59,7 @@ def _item_entry(position: int, item: object) -> PlanEntry | None:
     return _entry(content, str_arg(values, "status") or "pending")
 
 
-def plan_from_todo_result(text: str) -> SessionUpdatePlan | None:
+def plan_from_todo_result(text: str) -> m.SessionUpdatePlan | None:
     """The plan shown by a ``todo`` tool result, or None when it holds no todo list.
 
     The result is JSON (``{"todos": [...], ...}``), possibly followed by a human hint,
@@ -70,4 +70,4 @@ def plan_from_todo_result(text: str) -> SessionUpdatePlan | None:
     if not isinstance(todos, list):
         return None
     entries = [entry for i, item in enumerate(todos) if (entry := _item_entry(i, item)) is not None]
-    return SessionUpdatePlan(entries=entries)
+    return m.SessionUpdatePlan(entries=entries)

@@ -10,17 +10,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
-from acp_v1.models import (
-    ContentBlockText,
-    SessionUpdateAgentMessageChunk,
-    SessionUpdateAgentThoughtChunk,
-    SessionUpdatePlan,
-    SessionUpdateToolCall,
-    SessionUpdateToolCallUpdate,
-    SessionUpdateUserMessageChunk,
-)
+from acp_v1 import models as m
 from acpwire.agent import seam
 from acpwire.agent.seam import Message, ToolEnd, ToolStart
 from acpwire.render.plan import plan_from_todo_result
@@ -35,13 +27,11 @@ SUMMARY_NOTE: Final = "[Earlier conversation compressed]"
 NO_RESULT: Final = "no result recorded"
 IMAGE_NOTE: Final = "[image]"
 
-ReplayUpdate = (
-    SessionUpdateUserMessageChunk
-    | SessionUpdateAgentMessageChunk
-    | SessionUpdateAgentThoughtChunk
-    | SessionUpdateToolCall
-    | SessionUpdateToolCallUpdate
-    | SessionUpdatePlan
+# A string, so that importing this module does not import the models (loaded on first use).
+ReplayUpdate: TypeAlias = (
+    "m.SessionUpdateUserMessageChunk | m.SessionUpdateAgentMessageChunk"
+    " | m.SessionUpdateAgentThoughtChunk | m.SessionUpdateToolCall"
+    " | m.SessionUpdateToolCallUpdate | m.SessionUpdatePlan"
 )
 
 _IMAGE_PARTS = frozenset({"image_url", "image", "input_image"})
@@ -105,12 +95,14 @@ class _Replay:
         if message.get(SUMMARY_KEY):
             summary = content_text(message.get("content")).strip()
             note = f"{SUMMARY_NOTE}\n{summary}" if summary else SUMMARY_NOTE
-            self.updates.append(SessionUpdateAgentMessageChunk(content=ContentBlockText(text=note)))
+            self.updates.append(
+                m.SessionUpdateAgentMessageChunk(content=m.ContentBlockText(text=note))
+            )
         elif role == "user":
             text = content_text(message.get("content"))
             if text.strip():
-                block = ContentBlockText(text=text)
-                self.updates.append(SessionUpdateUserMessageChunk(content=block))
+                block = m.ContentBlockText(text=text)
+                self.updates.append(m.SessionUpdateUserMessageChunk(content=block))
         elif role == "assistant":
             self.assistant(index, message)
         elif role == "tool":
@@ -122,12 +114,14 @@ class _Replay:
         for key in ("reasoning_content", "reasoning"):
             thought = message.get(key)
             if isinstance(thought, str) and thought.strip():
-                block = ContentBlockText(text=thought)
-                self.updates.append(SessionUpdateAgentThoughtChunk(content=block))
+                block = m.ContentBlockText(text=thought)
+                self.updates.append(m.SessionUpdateAgentThoughtChunk(content=block))
                 break
         text = content_text(message.get("content"))
         if text.strip():
-            self.updates.append(SessionUpdateAgentMessageChunk(content=ContentBlockText(text=text)))
+            self.updates.append(
+                m.SessionUpdateAgentMessageChunk(content=m.ContentBlockText(text=text))
+            )
         calls = message.get("tool_calls")
         for call in calls if isinstance(calls, list) else []:
             if isinstance(call, Mapping):

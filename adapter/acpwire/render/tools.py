@@ -13,13 +13,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from acp_v1.models import (
-    KnownToolKind,
-    SessionUpdateToolCall,
-    SessionUpdateToolCallUpdate,
-    ToolCallContentTerminal,
-    ToolCallLocation,
-)
+from acp_v1 import models as m
 from acpwire.agent.seam import EditProposal, ToolEnd, ToolStart
 from acpwire.render._content import Content, text_content
 from acpwire.render._paths import absolute, patch_paths
@@ -30,7 +24,7 @@ from acpwire.render.text import coerce_args, jsonable, pretty_json, str_arg, tex
 
 log = logging.getLogger(__name__)
 
-TOOL_KIND_MAP: Final[Mapping[str, KnownToolKind]] = MappingProxyType(
+TOOL_KIND_MAP: Final[Mapping[str, m.KnownToolKind]] = MappingProxyType(
     {
         "read_file": "read",
         "write_file": "edit",
@@ -88,7 +82,7 @@ POLISHED_TOOLS: Final = frozenset(
 """Tools with a curated rendering; they never send ``raw_input`` / ``raw_output``."""
 
 
-def tool_kind(name: str) -> KnownToolKind:
+def tool_kind(name: str) -> m.KnownToolKind:
     """The ACP kind of a tool; an MCP tool takes the kind of its own name when known."""
     if name in TOOL_KIND_MAP:
         return TOOL_KIND_MAP[name]
@@ -104,7 +98,7 @@ def _line(value: object) -> int | None:
     return None
 
 
-def tool_locations(name: str, args: object, cwd: str) -> list[ToolCallLocation]:
+def tool_locations(name: str, args: object, cwd: str) -> list[m.ToolCallLocation]:
     """The files a call touches, absolute, with a line when one is known."""
     values = coerce_args(args)
     paths = [str_arg(values, "path")] if str_arg(values, "path") else []
@@ -115,14 +109,14 @@ def tool_locations(name: str, args: object, cwd: str) -> list[ToolCallLocation]:
         _line(values.get("offset")) if name == "read_file" else None
     )
     return [
-        ToolCallLocation(path=absolute(path, cwd), line=line if index == 0 else None)
+        m.ToolCallLocation(path=absolute(path, cwd), line=line if index == 0 else None)
         for index, path in enumerate(paths)
     ]
 
 
 def start_update(
     start: ToolStart, *, cwd: str, edit_preview: list[EditProposal] | None = None
-) -> SessionUpdateToolCall:
+) -> m.SessionUpdateToolCall:
     """The ``tool_call`` announcing ``start``.
 
     Edit tools whose changes are not known yet are ``pending`` (the approval prompt
@@ -136,7 +130,7 @@ def start_update(
         log.exception("rendering the start of %s (%s) failed", start.name, start.call_id)
         content = [text_content(pretty_json(args, 1200))] if args else None
     awaiting = start.name in EDIT_TOOLS and edit_preview is None
-    return SessionUpdateToolCall(
+    return m.SessionUpdateToolCall(
         tool_call_id=start.call_id,
         title=tool_title(start.name, args),
         kind=tool_kind(start.name),
@@ -149,7 +143,7 @@ def start_update(
 
 def end_update(
     end: ToolEnd, *, cwd: str, proposals: list[EditProposal] | None = None
-) -> SessionUpdateToolCallUpdate:
+) -> m.SessionUpdateToolCallUpdate:
     """The terminal ``tool_call_update`` of ``end``: ``completed`` or ``failed``."""
     args = coerce_args(end.args)
     # Agents behind adapters have been seen to hand back None or dicts as results.
@@ -162,7 +156,7 @@ def end_update(
     except Exception:  # fall back to the raw text rather than lose the completion
         log.exception("rendering the end of %s (%s) failed", end.name, end.call_id)
         content = [text_content(result[:4900] or "(no output)")]
-    return SessionUpdateToolCallUpdate(
+    return m.SessionUpdateToolCallUpdate(
         tool_call_id=end.call_id,
         kind=tool_kind(end.name),
         status="failed" if failed else "completed",
@@ -172,16 +166,16 @@ def end_update(
     )
 
 
-def terminal_content(terminal_id: str) -> ToolCallContentTerminal:
+def terminal_content(terminal_id: str) -> m.ToolCallContentTerminal:
     """Content embedding a client terminal (created with ``terminal/create``) in a call."""
-    return ToolCallContentTerminal(terminal_id=terminal_id)
+    return m.ToolCallContentTerminal(terminal_id=terminal_id)
 
 
 def _locations(
     name: str, args: dict[str, Any], cwd: str, proposals: list[EditProposal] | None
-) -> list[ToolCallLocation]:
+) -> list[m.ToolCallLocation]:
     if proposals:
-        return [ToolCallLocation(path=absolute(p.path, cwd)) for p in proposals]
+        return [m.ToolCallLocation(path=absolute(p.path, cwd)) for p in proposals]
     return tool_locations(name, args, cwd)
 
 

@@ -35,7 +35,17 @@ class AcpBackend(BackendCore):
     async def initialize(self, params: m.InitializeRequest) -> m.InitializeResponse:
         self.probe = ConnectionProbe.from_initialize(params, unstable_opt_in=self.unstable)
         self.notifier.probe = self.probe
-        logger.info("client %s: %s", self.probe.client_name or "(unnamed)", self.probe.describe())
+        probe = self.probe
+
+        async def log_decisions() -> None:
+            # In a worker thread, after the answer: the decisions read the session and
+            # prompt models, which then load while the client prepares its session/new
+            # and the event loop stays free to write.
+            described = await self.blocking(probe.describe)
+            logger.info("client %s: %s", probe.client_name or "(unnamed)", described)
+
+        if not after_answer(log_decisions):
+            await log_decisions()
         configured = await self.blocking(self.factory.configured)
         return lifecycle.initialize_response(
             self.probe,

@@ -7,8 +7,9 @@ not sent, because SDK-based clients drop the whole notification or fail on it.
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import Any, Final
+from typing import Any
 
 from acp_v1 import models as m
 from acp_v1.peers import ClientPeer
@@ -70,17 +71,22 @@ class Notifier:
         return await self.text(session_id, text, "agent_message_chunk")
 
 
-_TEXT_CHUNKS: Final = (
-    m.SessionUpdateAgentMessageChunk,
-    m.SessionUpdateAgentThoughtChunk,
-    m.SessionUpdateUserMessageChunk,
-)
+@functools.cache
+def _text_chunks() -> frozenset[type]:
+    """The text chunk update classes (looked up on first use: the models load lazily)."""
+    return frozenset(
+        (
+            m.SessionUpdateAgentMessageChunk,
+            m.SessionUpdateAgentThoughtChunk,
+            m.SessionUpdateUserMessageChunk,
+        )
+    )
 
 
 def _plain_text(update: Any) -> str | None:
     """The text of a chunk update that holds nothing but text (the fast path's shape:
     no ``_meta``, message id or annotations), else None."""
-    if type(update) not in _TEXT_CHUNKS or update.meta is not None:
+    if type(update) not in _text_chunks() or update.meta is not None:
         return None
     if update.message_id is not None:
         return None
