@@ -226,19 +226,20 @@ ANALYSIS = """\
   1.9 µs) and gives the same validated models (a test checks equality and bytes). The
   backend's own streaming path builds no models at all: `acpwire.fastpath` writes the
   same bytes. Serializing a built model is 2.3x the SDK (row 7).
-* **Cold start (missed).** About 260-300 ms here against Hermes' 390-490 ms: the
-  interpreter (~10 ms), anyio and asyncio (~20 ms), pydantic (~45 ms), the ~260
-  generated models (~60 ms of pydantic class creation, validators deferred), the first
-  validator build, which makes pydantic import `importlib.metadata` for its plugin scan
-  (~25 ms), the runtime and the generated envelopes (~20 ms), and the backend's own
-  modules and database (~40 ms). A minimal agent on the same bindings and runtime
-  answers in 220-250 ms. The rest of the start-up (Hermes, the MCP SDK, the embedded
-  agent's tools and HTTP client, python-dotenv) is already imported on first use.
-  Reaching 0.5x would mean answering `initialize` before the bindings or the backend
-  are imported, which only moves the wait to the editor's next request; we did not.
-  What an editor opening a thread waits for, spawn to the first `session/new` answer,
-  is about 5x shorter than Hermes' (row 2 of part B): session set-up waits neither for
-  the model server's model list nor for the agent to be built.
+* **Cold start (missed).** About 225-245 ms here (260-300 ms before the bindings loaded
+  by need) against Hermes' 370-500 ms. Fixed costs first: the interpreter (~10 ms),
+  anyio and asyncio (~40 ms), pydantic itself (~50 ms). The generated models are a
+  package whose modules load on first use, and before the answer the backend loads only
+  the `connection` module (~50 classes, ~10 ms, instead of ~260 classes and ~60 ms);
+  building the first validators costs ~10 ms plus ~8 ms for pydantic's plugin scan
+  (`importlib.metadata`); the runtime and the backend's own modules ~60 ms (about fifty
+  dataclasses at ~0.5 ms each among them). Meeting 0.5x would mean not importing the
+  backend's session machinery before the answer, which only moves the wait to the
+  editor's next request; we did not. What an editor opening a thread waits for, spawn to
+  the first `session/new` answer, is about 5x shorter than Hermes' (row 2 of part B):
+  the decisions line logged after the `initialize` answer loads the session models from
+  a worker thread, and session set-up waits neither for the model server's model list
+  nor for the agent to be built.
 * **Sessions and turns.** Text deltas reach the event loop through an inbox that wakes
   it once per batch; plain text updates (live and replayed) go out pre-encoded; a new or
   restored session builds its agent after the answer; every model client shares one
