@@ -158,3 +158,20 @@ def _run(coro: Any) -> None:
     except StopIteration:
         return
     raise AssertionError("the coroutine suspended")
+
+
+def test_requests_decode_through_their_lazily_loaded_envelope() -> None:
+    ep = AcpEndpoint("agent", object())
+    raw = b'{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":1}}'
+    msg = ep.decode(raw)
+    assert isinstance(msg, Request) and msg.id == 3 and msg.method == "initialize"
+    assert msg.params == m.InitializeRequest(protocol_version=1)
+
+
+def test_a_method_name_that_is_not_utf8_takes_the_general_path() -> None:
+    from acpwire.rpc.messages import InvalidMessage
+
+    ep = AcpEndpoint("agent", object())
+    msg = ep.decode(b'{"jsonrpc":"2.0","id":4,"method":"sess\xffion/new","params":{}}')
+    assert isinstance(msg, InvalidMessage) and msg.error.code == -32700
+    assert "not valid UTF-8" in msg.error.message
