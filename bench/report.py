@@ -237,9 +237,8 @@ ANALYSIS = """\
   backend's session machinery before the answer, which only moves the wait to the
   editor's next request; we did not. What an editor opening a thread waits for, spawn to
   the first `session/new` answer, is about 5x shorter than Hermes' (row 2 of part B):
-  the decisions line logged after the `initialize` answer loads the session models from
-  a worker thread, and session set-up waits neither for the model server's model list
-  nor for the agent to be built.
+  session set-up waits neither for the model server's model list nor for the agent to
+  be built.
 * **Sessions and turns.** Text deltas reach the event loop through an inbox that wakes
   it once per batch; plain text updates (live and replayed) go out pre-encoded; a new or
   restored session builds its agent after the answer; every model client shares one

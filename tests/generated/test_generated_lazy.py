@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import typing
+from pathlib import Path
 
 import pytest
 
@@ -82,3 +84,33 @@ def test_inbound_aliases_are_computed_unions_of_every_envelope() -> None:
     assert dispatch.AgentInbound is union  # computed once, then a plain attribute
     members = set(typing.get_args(typing.get_args(union)[0]))
     assert members == set(dispatch.AGENT_ENVELOPES.values())
+
+
+def test_answering_initialize_loads_only_the_connection_modules(tmp_path: Path) -> None:
+    """The real backend on stdio, one initialize request, then end of input."""
+    script = (
+        "import atexit, json, sys\n"
+        "atexit.register(lambda: sys.stderr.write('LOADED ' + json.dumps(sorted(k for k in"
+        " sys.modules if k.startswith(('acp_v1.models.', 'acp_v1.dispatch.')))) + '\\n'))\n"
+        "from acpwire.__main__ import main\n"
+        "main([])\n"
+    )
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+    env = {**os.environ, "ACPWIRE_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=json.dumps(request) + "\n",
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    answer = json.loads(done.stdout.splitlines()[0])
+    assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 1
+    loaded = next(line for line in done.stderr.splitlines() if line.startswith("LOADED "))
+    assert json.loads(loaded.removeprefix("LOADED ")) == [
+        "acp_v1.dispatch.connection",
+        "acp_v1.models.connection",
+    ]

@@ -423,3 +423,10 @@ def test_table_drives_the_decisions() -> None:
     assert p.sync_response_budget_s == 300.0
     # The same client against the real table is unknown and conservative.
     assert ConnectionProbe.from_initialize(params).profile is CONSERVATIVE
+
+
+def test_initialize_decisions_leave_out_the_session_ones() -> None:
+    p = ConnectionProbe.from_initialize(InitializeRequest(protocol_version=1))
+    brief, sessions = p.describe(sessions=False), p.describe_sessions()
+    assert set(sessions) == {"extra_updates", "permission_kinds"}
+    assert p.describe() == {**brief, **sessions} and not set(brief) & set(sessions)

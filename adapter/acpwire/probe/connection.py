@@ -207,9 +207,11 @@ class ConnectionProbe:
         """Answer ``session/new`` / ``session/load`` within this; defer slower work."""
         return self.profile.sync_timeout_s
 
-    def describe(self) -> Described:
-        """The decisions as a flat, JSON-ready dict for one log line."""
-        return {
+    def describe(self, *, sessions: bool = True) -> Described:
+        """The decisions as a flat, JSON-ready dict for one log line; without
+        ``sessions``, only those answering ``initialize`` reads (the rest,
+        :meth:`describe_sessions`, loads the update and permission models)."""
+        described: Described = {
             "bindings": self.features.package,
             "protocol_version": self.protocol_version,
             "client": self.client_name,
@@ -223,11 +225,17 @@ class ConnectionProbe:
             "elicitation_url": self.can_elicit_url,
             "terminal_auth": self.can_offer_terminal_auth,
             "boolean_config": self.supports_boolean_config,
-            "extra_updates": sorted(self.sendable_updates() - BASELINE_UPDATES),
-            "permission_kinds": list(self.permission_option_kinds()),
             "updates_before_session_response": self.may_send_before_session_response,
             "permission_outside_prompt": self.may_request_permission_outside_prompt,
             "cancelled_outcome": self.treat_cancelled_outcome_as,
             "sync_budget_s": self.sync_response_budget_s,
             "unstable_opt_in": self.unstable_opt_in,
+        }
+        return {**described, **self.describe_sessions()} if sessions else described
+
+    def describe_sessions(self) -> Described:
+        """The decisions about session updates and permission options."""
+        return {
+            "extra_updates": sorted(self.sendable_updates() - BASELINE_UPDATES),
+            "permission_kinds": list(self.permission_option_kinds()),
         }

@@ -35,17 +35,10 @@ class AcpBackend(BackendCore):
     async def initialize(self, params: m.InitializeRequest) -> m.InitializeResponse:
         self.probe = ConnectionProbe.from_initialize(params, unstable_opt_in=self.unstable)
         self.notifier.probe = self.probe
-        probe = self.probe
-
-        async def log_decisions() -> None:
-            # In a worker thread, after the answer: the decisions read the session and
-            # prompt models, which then load while the client prepares its session/new
-            # and the event loop stays free to write.
-            described = await self.blocking(probe.describe)
-            logger.info("client %s: %s", probe.client_name or "(unnamed)", described)
-
-        if not after_answer(log_decisions):
-            await log_decisions()
+        # The decisions about updates and permission options are logged at the first
+        # session: reading them loads models that answering initialize does not need.
+        described = self.probe.describe(sessions=False)
+        logger.info("client %s: %s", self.probe.client_name or "(unnamed)", described)
         configured = await self.blocking(self.factory.configured)
         return lifecycle.initialize_response(
             self.probe,

@@ -57,6 +57,7 @@ class BackendCore:
         self.unstable = unstable
         self.probe: ConnectionProbe | None = None
         self.logged_out = False
+        self.session_decisions_logged = False
         self.notifier = Notifier(client)
         self.limiter = anyio.CapacityLimiter(settings.workers)
         """Threads for agent turns. Short blocking work uses anyio's default pool instead,
@@ -153,6 +154,10 @@ class BackendCore:
         picker holds the session's own model, and the full one follows the answer.
         """
         models = self.factory.cached_models()
+        if self.probe is not None and not self.session_decisions_logged:
+            # Read now, not at initialize: they load the update and permission models.
+            self.session_decisions_logged = True
+            logger.info("client sessions: %s", self.probe.describe_sessions())
 
         async def send() -> None:
             await self.turns.advertise(state)
