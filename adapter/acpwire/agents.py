@@ -13,6 +13,7 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from acpwire.agent.config import (
     AgentConfig,
@@ -21,7 +22,9 @@ from acpwire.agent.config import (
     complete_config,
     resolve_config,
 )
-from acpwire.agent.seam import SyncAgent
+
+if TYPE_CHECKING:
+    from acpwire.agent.seam import SyncAgent
 
 logger = logging.getLogger(__name__)
 

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from typing import Any, Final, Literal, Protocol, TypeAlias
 
+import anyio
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from acp_v1 import dispatch, interfaces, methods
@@ -88,6 +89,8 @@ class AcpEndpoint:
         self._fast: dict[bytes, _FastNotification] = {}
         self._recent = _NO_FAST
         self._handler = handler
+        self._upgrade: Callable[[], Awaitable[object]] | None = None
+        self._upgrade_lock: anyio.Lock | None = None
         # Envelope modules are imported on first lookup, so only the methods a connection
         # actually receives cost their models' import.
         self._envelopes = dispatch.AGENT_ENVELOPES if role == "agent" else dispatch.CLIENT_ENVELOPES
@@ -100,6 +103,21 @@ class AcpEndpoint:
         self._handler = handler
         self._bound.clear()
         self._note_routes.clear()
+
+    def upgrade_with(self, upgrade: Callable[[], Awaitable[object]]) -> None:
+        """A staged start: until :meth:`upgrade` has run, a method the bound handler does
+        not implement first runs ``upgrade`` and goes to the handler it returns (a light
+        handler answers ``initialize`` while the full one is loaded)."""
+        self._upgrade = upgrade
+
+    async def upgrade(self) -> None:
+        """Run the pending upgrade, once; a call during it waits for it to finish."""
+        if self._upgrade_lock is None:
+            self._upgrade_lock = anyio.Lock()
+        async with self._upgrade_lock:
+            if self._upgrade is not None:
+                self.bind(await self._upgrade())
+                self._upgrade = None
 
     # -- routing ---------------------------------------------------------------------
 
@@ -135,6 +153,9 @@ class AcpEndpoint:
                 return await self._extensions.ext_method(method[1:], params)
             raise method_not_found(method)
         handler = self._bind(spec)
+        if handler is None and self._upgrade is not None:
+            await self.upgrade()
+            handler = self._bind(spec)
         if handler is None:
             raise method_not_found(method)
         token = _CURRENT.set(ctx)
@@ -172,6 +193,9 @@ class AcpEndpoint:
                 logger.info("ignored unknown notification %r", method)
             return
         handler = self._bind(spec)
+        if handler is None and self._upgrade is not None:
+            await self.upgrade()
+            handler = self._bind(spec)
         if handler is None:
             logger.info("ignored notification %r: not implemented", method)
             return

@@ -9,7 +9,7 @@ def run_check(settings: Settings) -> tuple[bool, str]:
     """(ok, one line describing the result), for the agent the backend would serve."""
     try:
         import acp_v1.dispatch  # noqa: F401
-        from acpwire.server.app import choose_factory
+        from acpwire.server.front import choose_factory
     except Exception as exc:  # a broken install: say what is missing
         return False, f"acpwire check FAILED: import error: {exc}"
     from acpwire.agents import DefaultAgentFactory

@@ -14,8 +14,6 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from acpwire.agent.stream import ModelError
-
 log = logging.getLogger(__name__)
 
 LOCAL_SERVERS: tuple[str, ...] = (
@@ -108,6 +106,7 @@ def discover_local_server(
 ) -> str | None:
     """The first base URL in ``candidates`` that answers ``GET /models`` with a model list."""
     from acpwire.agent.llm import list_models  # httpx: only when probing
+    from acpwire.agent.stream import ModelError
 
     for base_url in candidates:
         try:
@@ -124,6 +123,7 @@ def discover_local_server(
 def pick_default_model(base_url: str, api_key: str | None, *, timeout: float = 5.0) -> str:
     """The first model listed by the endpoint; raises :class:`ConfigError` when none."""
     from acpwire.agent.llm import list_models  # httpx: only when probing
+    from acpwire.agent.stream import ModelError
 
     try:
         models = list_models(base_url, api_key, timeout=timeout)

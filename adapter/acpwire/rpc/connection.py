@@ -110,6 +110,10 @@ class Connection:
         the bytes are framed as they are, so they must be valid JSON."""
         await self._out.write(m.encode_notification_raw(method, params_json))
 
+    async def drained(self) -> None:
+        """Wait until every message sent so far has been written out."""
+        await self._out.drained()
+
     async def close(self) -> None:
         """Stop serving, fail pending requests, flush and close both streams."""
         if self._out.closed:

@@ -88,6 +88,13 @@ class Outbox:
             raise waiter.error
         return waiter.result
 
+    async def drained(self) -> None:
+        """Wait until every frame written so far has left the process, when the stream
+        can tell (our stdio stream can; in-memory streams deliver on send)."""
+        drained = getattr(self._send, "drained", None)
+        if drained is not None:
+            await drained()
+
     async def write(self, line: bytes) -> None:
         """Write one encoded frame; :class:`ConnectionClosedError` if the output is gone."""
         if self._closed:

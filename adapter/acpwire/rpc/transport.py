@@ -99,6 +99,9 @@ class _FdSendStream(ByteSendStream):
     def __init__(self, fd: int, token: EventLoopToken) -> None:
         self._chunks: list[bytes] = []
         self._queued = 0
+        self._in_flight = False
+        """A batch was handed to the thread and is not known to be written yet."""
+        self._idle = anyio.Event()
         self._data_ready = anyio.Event()
         self._space = anyio.Event()
         self._closing = False
@@ -129,9 +132,19 @@ class _FdSendStream(ByteSendStream):
         self._data_ready.set()
         await self._finished.wait()
 
+    async def drained(self) -> None:
+        """Wait until everything sent so far is written (or writing failed)."""
+        while (self._chunks or self._in_flight) and self._error is None:
+            if self._idle.is_set():
+                self._idle = anyio.Event()
+            await self._idle.wait()
+
     async def _next_batch(self) -> bytes | None:
-        """Runs on the event loop on behalf of the writer thread."""
+        """Runs on the event loop on behalf of the writer thread, which asks for the
+        next batch only once the previous one is written."""
+        self._in_flight = False
         while not self._chunks:
+            self._idle.set()
             if self._closing:
                 return None
             self._data_ready = anyio.Event()
@@ -139,6 +152,7 @@ class _FdSendStream(ByteSendStream):
         batch = b"".join(self._chunks)
         self._chunks.clear()
         self._queued = 0
+        self._in_flight = True
         self._space.set()
         return batch
 
@@ -151,6 +165,7 @@ class _FdSendStream(ByteSendStream):
     def _fail(self, exc: OSError) -> None:
         self._error = exc
         self._space.set()
+        self._idle.set()
 
     def _run(self, fd: int) -> None:
         try:

@@ -8,23 +8,19 @@ and MCP servers.
 from __future__ import annotations
 
 import logging
-import os
 import threading
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from acp_v1.peers import ClientPeer
-from acpwire.agents import DefaultAgentFactory
 from acpwire.config import Settings
-from acpwire.hermes.modules import available as hermes_available
-from acpwire.link import AgentConnection
 from acpwire.mcp import McpServerHost
+from acpwire.probe import ConnectionProbe
 from acpwire.store import SessionStore, StoreError, open_session_store
 
 from .backend import AcpBackend
+from .front import Station, choose_factory, serve_connection
 from .manager import SessionManager
 from .mcp import McpHost
 from .turns import ModelFactory
@@ -77,19 +73,6 @@ def check_in_background(manager: SessionManager) -> threading.Thread | None:
     return thread
 
 
-def choose_factory(settings: Settings, env: Mapping[str, str] | None = None) -> ModelFactory:
-    """``ACPWIRE_AGENT`` = ``hermes``, ``default`` or ``auto`` (Hermes when it is installed)."""
-    choice = (env if env is not None else os.environ).get("ACPWIRE_AGENT", "auto").strip().lower()
-    if choice not in ("auto", "hermes", "default"):
-        raise ValueError(f"ACPWIRE_AGENT must be auto, hermes or default, got {choice!r}")
-    if choice == "hermes" or (choice == "auto" and hermes_available()):
-        from acpwire.hermes.factory import HermesAgentFactory
-
-        logger.info("serving the Hermes agent")
-        return HermesAgentFactory()
-    return DefaultAgentFactory(settings.file_values)
-
-
 @dataclass(slots=True)
 class Runtime:
     """What outlives a connection: the session manager and the agent factory."""
@@ -111,37 +94,33 @@ class Runtime:
         self.manager.store.close()
 
 
+def build_backend(
+    station: Station, client: ClientPeer, probe: ConnectionProbe | None
+) -> tuple[AcpBackend, McpHost]:
+    """The backend of one connection (and its MCP host, still to be entered), acting on
+    the ``initialize`` the front desk answered."""
+    runtime = station.runtime()
+    host: McpHost = station.mcp if station.mcp is not None else McpServerHost()
+    backend = AcpBackend(
+        client,
+        manager=runtime.manager,
+        factory=runtime.factory,
+        settings=runtime.settings,
+        mcp=host,
+        unstable=station.unstable,
+    )
+    backend.adopt(probe)
+    return backend, host
+
+
 async def serve(
     runtime: Runtime,
     receive: ByteReceiveStream,
     send: ByteSendStream,
     *,
     unstable: bool = True,
-    on_ready: Callable[[AgentConnection[AcpBackend]], None] | None = None,
     mcp: McpHost | None = None,
 ) -> None:
-    """Serve one ACP client until it closes the stream."""
-    host: McpHost = mcp if mcp is not None else McpServerHost()
-
-    def make_backend(client: ClientPeer) -> AcpBackend:
-        return AcpBackend(
-            client,
-            manager=runtime.manager,
-            factory=runtime.factory,
-            settings=runtime.settings,
-            mcp=host,
-            unstable=unstable,
-        )
-
-    link = AgentConnection(make_backend, receive, send, unstable=unstable)
-    if on_ready is not None:
-        on_ready(link)
-    try:
-        async with host:
-            await link.serve()
-    finally:
-        with anyio.CancelScope(shield=True):
-            for state in runtime.manager.open_sessions():
-                await link.handler.turns.stop(state, reason="connection closed")
-            await host.shutdown()
-        logger.info("connection closed")
+    """Serve one ACP client with an existing runtime until it closes the stream."""
+    station = Station(runtime.factory, lambda: runtime, unstable=unstable, mcp=mcp)
+    await serve_connection(station, receive, send)

@@ -14,7 +14,6 @@ from typing import TypeVar
 
 from acp_v1 import models as m
 from acpwire.endpoint import after_answer
-from acpwire.probe import ConnectionProbe
 from acpwire.render.replay import replay_updates
 from acpwire.rpc import invalid_params, resource_not_found
 
@@ -33,20 +32,15 @@ class AcpBackend(BackendCore):
     # -- initialize / auth -----------------------------------------------------------
 
     async def initialize(self, params: m.InitializeRequest) -> m.InitializeResponse:
-        self.probe = ConnectionProbe.from_initialize(params, unstable_opt_in=self.unstable)
-        self.notifier.probe = self.probe
-        # The decisions about updates and permission options are logged at the first
-        # session: reading them loads models that answering initialize does not need.
-        described = self.probe.describe(sessions=False)
-        logger.info("client %s: %s", self.probe.client_name or "(unnamed)", described)
-        configured = await self.blocking(self.factory.configured)
-        return lifecycle.initialize_response(
-            self.probe,
+        probe, response = await lifecycle.answer_initialize(
+            params,
+            self.factory,
             unstable=self.unstable,
-            provider=self.factory.provider if configured else None,
             mcp_http=self.mcp.supports_http,
             mcp_sse=self.mcp.supports_sse,
         )
+        self.adopt(probe)
+        return response
 
     async def authenticate(self, params: m.AuthenticateRequest) -> m.AuthenticateResponse:
         self.factory.reset()

@@ -64,6 +64,11 @@ class BackendCore:
         so turns waiting for a model or an approval never hold up other requests."""
         self.turns = TurnRunner(self)
 
+    def adopt(self, probe: ConnectionProbe | None) -> None:
+        """Act on the client's ``initialize`` (answered by the front desk or by us)."""
+        self.probe = probe
+        self.notifier.probe = probe
+
     # -- helpers ---------------------------------------------------------------------
 
     async def blocking(self, fn: Callable[..., T], *args: Any) -> T:

@@ -9,6 +9,11 @@ agent must accept) and the HTTP/SSE transports the MCP layer implements.
 
 from __future__ import annotations
 
+import logging
+from typing import TYPE_CHECKING
+
+import anyio
+
 from acp_v1 import models as m
 from acp_v1.methods import PROTOCOL_VERSION
 from acpwire import __version__
@@ -16,6 +21,11 @@ from acpwire.attachments import PROMPT_CAPABILITIES
 from acpwire.probe import ConnectionProbe
 from acpwire.probe import negotiate as probe_negotiate
 from acpwire.rpc import auth_required, invalid_params
+
+if TYPE_CHECKING:
+    from .turns import ModelFactory
+
+logger = logging.getLogger(__name__)
 
 SETUP_METHOD_ID = "acpwire-setup"
 
@@ -79,6 +89,29 @@ def auth_methods(*, terminal_auth: bool, provider: str | None) -> list[m.AuthMet
             )
         )
     return methods
+
+
+async def answer_initialize(
+    params: m.InitializeRequest,
+    factory: ModelFactory,
+    *,
+    unstable: bool,
+    mcp_http: bool,
+    mcp_sse: bool,
+) -> tuple[ConnectionProbe, m.InitializeResponse]:
+    """Probe the client and build the answer (the front desk answers the first
+    ``initialize``; the backend answers any later one)."""
+    probe = ConnectionProbe.from_initialize(params, unstable_opt_in=unstable)
+    # The decisions about updates and permission options are logged at the first
+    # session: reading them loads models that answering initialize does not need.
+    described = probe.describe(sessions=False)
+    logger.info("client %s: %s", probe.client_name or "(unnamed)", described)
+    configured = await anyio.to_thread.run_sync(factory.configured)
+    provider = factory.provider if configured else None
+    response = initialize_response(
+        probe, unstable=unstable, provider=provider, mcp_http=mcp_http, mcp_sse=mcp_sse
+    )
+    return probe, response
 
 
 def initialize_response(

@@ -2,21 +2,49 @@
 
 from __future__ import annotations
 
+import gc
 import logging
+from typing import TYPE_CHECKING
 
 from acpwire.config import Settings
 from acpwire.rpc import stdio_streams
 
-from .app import Runtime, serve
+from .front import Station, choose_factory, serve_connection
+
+if TYPE_CHECKING:
+    from .app import Runtime
 
 logger = logging.getLogger(__name__)
 
 
+def settle_gc() -> None:
+    """End of start-up: what it built lives as long as the process, so the collector
+    need not scan it again (``gc.freeze``); collection resumes if it was paused."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 async def run_stdio(settings: Settings, unstable: bool = True) -> None:
-    runtime = Runtime.create(settings)
+    """Serve the editor on stdin/stdout. The session database is opened, and the
+    collector resumes (:func:`settle_gc`), once the backend is built."""
+    factory = choose_factory(settings)
+    made: list[Runtime] = []
+
+    def runtime() -> Runtime:
+        """Opened with the first backend (after the ``initialize`` answer), then kept."""
+        if not made:
+            from .app import Runtime
+
+            made.append(Runtime.create(settings, factory))
+        return made[0]
+
     logger.info("acpwire serving ACP on stdio (config home %s)", settings.home)
     try:
         async with stdio_streams() as (receive, send):
-            await serve(runtime, receive, send, unstable=unstable)
+            station = Station(factory, runtime, unstable=unstable, on_ready=settle_gc)
+            await serve_connection(station, receive, send)
     finally:
-        runtime.close()
+        for opened in made:
+            opened.close()
+        gc.enable()

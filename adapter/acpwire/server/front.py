@@ -1,0 +1,147 @@
+"""A connection's staged start: ``initialize`` is answered before the session machinery loads.
+
+Answering ``initialize`` needs the client's capabilities, our own (fixed facts) and
+whether a model provider is configured: the connection models and the probe. The rest
+of the backend (session database, turn runner, commands, rendering, MCP host) is about
+a fifth of an ACP process's start-up and is first needed by ``session/new``. So a
+connection starts with a :class:`FrontDesk` as its handler; once the ``initialize``
+answer has been written (or at the first other method, should a client skip
+``initialize``) the backend is built and takes over, and methods arriving meanwhile wait
+for it. Nothing is answered before it can be answered in full.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, TaskStatus
+
+from acp_v1 import models as m
+from acp_v1.peers import ClientPeer
+from acpwire.agents import DefaultAgentFactory
+from acpwire.config import Settings
+from acpwire.endpoint import after_answer
+from acpwire.hermes.modules import available as hermes_available
+from acpwire.link import AgentConnection
+from acpwire.probe import ConnectionProbe
+
+from . import lifecycle
+
+if TYPE_CHECKING:
+    from .app import Runtime
+    from .backend import AcpBackend
+    from .mcp import McpHost
+    from .turns import ModelFactory
+
+logger = logging.getLogger(__name__)
+
+#: What ``acpwire.mcp.McpServerHost`` connects besides stdio (a test keeps them equal).
+DEFAULT_MCP_TRANSPORTS = {"http": True, "sse": True}
+
+
+def choose_factory(settings: Settings, env: Mapping[str, str] | None = None) -> ModelFactory:
+    """``ACPWIRE_AGENT`` = ``hermes``, ``default`` or ``auto`` (Hermes when it is installed)."""
+    choice = (env if env is not None else os.environ).get("ACPWIRE_AGENT", "auto").strip().lower()
+    if choice not in ("auto", "hermes", "default"):
+        raise ValueError(f"ACPWIRE_AGENT must be auto, hermes or default, got {choice!r}")
+    if choice == "hermes" or (choice == "auto" and hermes_available()):
+        from acpwire.hermes.factory import HermesAgentFactory
+
+        logger.info("serving the Hermes agent")
+        return HermesAgentFactory()
+    return DefaultAgentFactory(settings.file_values)
+
+
+@dataclass(slots=True)
+class Station:
+    """What one connection is served with: the runtime (made on first use) and options."""
+
+    factory: ModelFactory
+    runtime: Callable[[], Runtime]
+    """The process's runtime; called when the backend is built (it opens the database)."""
+    unstable: bool = True
+    mcp: McpHost | None = None
+    """The MCP host; None builds an ``acpwire.mcp.McpServerHost`` with the backend."""
+    on_ready: Callable[[], None] | None = None
+    """Called once the first backend is built (the end of the process's start-up)."""
+
+    def mcp_transports(self) -> tuple[bool, bool]:
+        if self.mcp is not None:
+            return self.mcp.supports_http, self.mcp.supports_sse
+        return DEFAULT_MCP_TRANSPORTS["http"], DEFAULT_MCP_TRANSPORTS["sse"]
+
+
+class FrontDesk:
+    """The agent handler until the backend is up: it implements ``initialize`` only."""
+
+    def __init__(self, client: ClientPeer, station: Station) -> None:
+        self.client = client
+        self.station = station
+        self.probe: ConnectionProbe | None = None
+        self.ready: Callable[[], Awaitable[None]] | None = None
+        """Set by :func:`serve_connection`: builds the backend once the answer is out."""
+
+    async def initialize(self, params: m.InitializeRequest) -> m.InitializeResponse:
+        http, sse = self.station.mcp_transports()
+        self.probe, response = await lifecycle.answer_initialize(
+            params, self.station.factory, unstable=self.station.unstable, mcp_http=http, mcp_sse=sse
+        )
+        if self.ready is not None:
+            after_answer(self.ready)
+        return response
+
+
+async def serve_connection(
+    station: Station, receive: ByteReceiveStream, send: ByteSendStream
+) -> None:
+    """Serve one ACP client until it closes the stream, then stop its sessions' work."""
+    link = AgentConnection(
+        lambda client: FrontDesk(client, station), receive, send, unstable=station.unstable
+    )
+    desk = link.handler
+    backends: list[AcpBackend] = []
+    hosts: list[McpHost] = []
+    closed = anyio.Event()
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def hold(host: McpHost, *, task_status: TaskStatus[None]) -> None:
+                # Entered and left in a task of this connection's task group.
+                async with host:
+                    task_status.started()
+                    await closed.wait()
+
+            async def open_backend() -> AcpBackend:
+                from .app import build_backend  # the session machinery loads here
+
+                backend, host = build_backend(station, desk.client, desk.probe)
+                await tg.start(hold, host)
+                hosts.append(host)
+                backends.append(backend)
+                if station.on_ready is not None:
+                    station.on_ready()
+                return backend
+
+            async def after_initialize() -> None:
+                await link.connection.drained()  # the answer goes out first
+                await link.endpoint.upgrade()
+
+            link.endpoint.upgrade_with(open_backend)
+            desk.ready = after_initialize
+            try:
+                await link.serve()
+            finally:
+                closed.set()
+    finally:
+        with anyio.CancelScope(shield=True):
+            for backend in backends:
+                for state in backend.manager.open_sessions():
+                    await backend.turns.stop(state, reason="connection closed")
+            for host in hosts:
+                await host.shutdown()
+        logger.info("connection closed")
