@@ -1,9 +1,14 @@
-"""The in-memory byte pipe pair used by the connection tests."""
+"""The in-memory byte pipe pair used by the connection tests, and the stdout writer's
+drain."""
+
+import os
 
 import anyio
 import pytest
+from anyio.lowlevel import current_token
 
 from acpwire.rpc import memory_pair
+from acpwire.rpc.transport import _FdSendStream
 
 pytestmark = pytest.mark.anyio
 
@@ -60,3 +65,27 @@ async def test_bounded_buffer_applies_backpressure() -> None:
     assert received == [b"0", b"1", b"2", b"3", b"4"]
     for stream in (a_recv, a_send, b_recv, b_send):
         await stream.aclose()
+
+
+async def test_the_fd_writer_reports_when_queued_output_is_written() -> None:
+    """``drained`` returns once every byte sent so far is in the pipe (and at once when
+    nothing is queued)."""
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    stream = _FdSendStream(write_fd, current_token())
+    try:
+        with anyio.fail_after(5):
+            await stream.drained()
+            payload = b"".join(b"frame %d\n" % i for i in range(2000))
+            for start in range(0, len(payload), 4096):
+                await stream.send(payload[start : start + 4096])
+            await stream.drained()
+            received = b""
+            while len(received) < len(payload):
+                received += os.read(read_fd, 1 << 16)
+            assert received == payload
+            with pytest.raises(BlockingIOError):
+                os.read(read_fd, 1)  # nothing more was written after drained returned
+    finally:
+        await stream.aclose()
+        os.close(read_fd)

@@ -83,6 +83,7 @@ class FrontDesk:
         self.client = client
         self.station = station
         self.probe: ConnectionProbe | None = None
+        self.backend: AcpBackend | None = None
         self.ready: Callable[[], Awaitable[None]] | None = None
         """Set by :func:`serve_connection`: builds the backend once the answer is out."""
 
@@ -91,7 +92,9 @@ class FrontDesk:
         self.probe, response = await lifecycle.answer_initialize(
             params, self.station.factory, unstable=self.station.unstable, mcp_http=http, mcp_sse=sse
         )
-        if self.ready is not None:
+        if self.backend is not None:  # a request sent behind initialize built it already
+            self.backend.adopt(self.probe)
+        elif self.ready is not None:
             after_answer(self.ready)
         return response
 
@@ -123,6 +126,7 @@ async def serve_connection(
                 await tg.start(hold, host)
                 hosts.append(host)
                 backends.append(backend)
+                desk.backend = backend
                 if station.on_ready is not None:
                     station.on_ready()
                 return backend

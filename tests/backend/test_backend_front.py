@@ -1,0 +1,199 @@
+"""The staged start: the front desk answers initialize, the backend is built right after."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from acp_v1 import models as m
+from acpwire.mcp import McpServerHost
+from acpwire.rpc import memory_pair
+from acpwire.server.app import Runtime
+from acpwire.server.front import DEFAULT_MCP_TRANSPORTS, FrontDesk, Station, serve_connection
+from tests.backend.harness import NoMcp, make_settings, workspace_of
+from tests.backend.test_backend_wire import Lines, request
+from tests.support.fake_llm import FakeLLM
+
+pytestmark = pytest.mark.anyio
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class CountingRuntime:
+    """The runtime callable of a :class:`Station`: counts calls, notes what the client
+    had already received when the backend was built."""
+
+    def __init__(self, runtime: Runtime, answered: anyio.Event) -> None:
+        self.runtime = runtime
+        self.answered = answered
+        self.calls = 0
+        self.answered_before_build: list[bool] = []
+
+    def __call__(self) -> Runtime:
+        self.calls += 1
+        self.answered_before_build.append(self.answered.is_set())
+        return self.runtime
+
+
+async def answers(lines: Lines, *ids: int) -> dict[int, dict[str, Any]]:
+    """The answers to ``ids`` in whatever order they come (skipping notifications)."""
+    found: dict[int, dict[str, Any]] = {}
+    while len(found) < len(ids):
+        message = await lines.next()
+        if "method" not in message:
+            found[message["id"]] = message
+    assert set(found) == set(ids)
+    return found
+
+
+async def _run(tmp_path: Path, script: Any) -> CountingRuntime:
+    with FakeLLM() as llm:
+        runtime = Runtime.create(make_settings(tmp_path / "home", llm.base_url))
+        answered = anyio.Event()
+        counting = CountingRuntime(runtime, answered)
+        station = Station(runtime.factory, counting, mcp=NoMcp())
+        (a_recv, a_send), (c_recv, c_send) = memory_pair()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(serve_connection, station, a_recv, a_send)
+                await script(Lines(c_recv), c_send, answered)
+                tg.cancel_scope.cancel()
+        finally:
+            runtime.close()
+        return counting
+
+
+async def test_the_backend_is_built_once_after_the_initialize_answer(tmp_path: Path) -> None:
+    cwd = str(workspace_of(tmp_path))
+
+    async def script(lines: Lines, send: Any, answered: anyio.Event) -> None:
+        await send.send(request(1, "initialize", {"protocolVersion": 1}))
+        assert (await lines.answer(1))["result"]["protocolVersion"] == 1
+        answered.set()
+        await send.send(request(2, "session/new", {"cwd": cwd, "mcpServers": []}))
+        assert "sessionId" in (await lines.answer(2))["result"]
+        await send.send(request(3, "session/list", {}))
+        assert len((await lines.answer(3))["result"]["sessions"]) == 1
+
+    counting = await _run(tmp_path, script)
+    assert counting.calls == 1
+    # In-memory streams deliver on send: the answer was out before the backend was built.
+    assert counting.answered_before_build == [True]
+
+
+async def test_requests_pipelined_behind_initialize_wait_for_the_backend(
+    tmp_path: Path,
+) -> None:
+    cwd = str(workspace_of(tmp_path))
+
+    async def script(lines: Lines, send: Any, answered: anyio.Event) -> None:
+        await send.send(
+            request(1, "initialize", {"protocolVersion": 1})
+            + request(2, "session/new", {"cwd": cwd, "mcpServers": []})
+            + request(3, "session/list", {})
+        )
+        got = await answers(lines, 1, 2, 3)  # JSON-RPC answers may come in any order
+        assert "protocolVersion" in got[1]["result"] and "sessionId" in got[2]["result"]
+        assert "sessions" in got[3]["result"]
+
+    assert (await _run(tmp_path, script)).calls == 1
+
+
+async def test_a_client_that_skips_initialize_gets_the_backend_all_the_same(
+    tmp_path: Path,
+) -> None:
+    cwd = str(workspace_of(tmp_path))
+
+    async def script(lines: Lines, send: Any, answered: anyio.Event) -> None:
+        await send.send(request(1, "session/new", {"cwd": cwd, "mcpServers": []}))
+        assert "sessionId" in (await lines.answer(1))["result"]
+
+    assert (await _run(tmp_path, script)).calls == 1
+
+
+def test_default_mcp_transports_are_what_the_mcp_host_connects() -> None:
+    host = McpServerHost()
+    assert {"http": host.supports_http, "sse": host.supports_sse} == DEFAULT_MCP_TRANSPORTS
+
+
+def test_over_stdio_initialize_is_answered_before_the_session_machinery_loads(
+    tmp_path: Path,
+) -> None:
+    """The real command: what is imported when the answer is built, and after it."""
+    script = """
+import atexit, gc, json, sys
+import acpwire.server.front as front
+
+seen = {}
+answer = front.FrontDesk.initialize
+
+async def initialize(self, params):
+    result = await answer(self, params)
+    seen["at_answer"] = "acpwire.server.core" in sys.modules
+    seen["gc_at_answer"] = gc.isenabled()
+    return result
+
+front.FrontDesk.initialize = initialize
+atexit.register(lambda: sys.stderr.write("SEEN " + json.dumps({
+    **seen, "at_exit": "acpwire.server.core" in sys.modules,
+    "gc_at_exit": gc.isenabled(), "frozen": gc.get_freeze_count()}) + "\\n"))
+from acpwire.__main__ import main
+main([])
+"""
+    with subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, "ACPWIRE_HOME": str(tmp_path / "home")},
+    ) as child:
+        assert child.stdin is not None and child.stdout is not None
+        got = []
+        for n, method in enumerate(("initialize", "session/list"), 1):  # as editors do
+            child.stdin.write(request(n, method, {"protocolVersion": 1} if n == 1 else {}))
+            child.stdin.flush()
+            got.append(json.loads(child.stdout.readline()))
+        _, err = child.communicate(timeout=60)
+    assert [a["id"] for a in got] == [1, 2] and "sessions" in got[1]["result"]
+    seen_line = next(x for x in err.decode().splitlines() if x.startswith("SEEN "))
+    seen = json.loads(seen_line.removeprefix("SEEN "))
+    assert seen["at_answer"] is False and seen["at_exit"] is True
+    # The collector is paused during start-up and resumes once the backend is up, with
+    # the start-up objects frozen out of its scans.
+    assert seen["gc_at_answer"] is False and seen["gc_at_exit"] is True
+    assert seen["frozen"] > 10_000
+
+
+async def test_initialize_answered_after_the_backend_was_built_hands_it_the_probe(
+    tmp_path: Path,
+) -> None:
+    """A client pipelining requests behind initialize may get the backend built first."""
+
+    class Backend:
+        def __init__(self) -> None:
+            self.adopted: list[object] = []
+
+        def adopt(self, probe: object) -> None:
+            self.adopted.append(probe)
+
+    with FakeLLM() as llm:
+        runtime = Runtime.create(make_settings(tmp_path / "home", llm.base_url))
+        try:
+            desk = FrontDesk(None, Station(runtime.factory, lambda: runtime))  # type: ignore[arg-type]
+            backend = Backend()
+            desk.backend = backend  # type: ignore[assignment]
+            params = m.InitializeRequest(
+                protocol_version=1, client_info=m.Implementation(name="zed", version="1")
+            )
+            assert (await desk.initialize(params)).protocol_version == 1
+            assert backend.adopted == [desk.probe] and desk.probe is not None
+            assert desk.probe.client_name == "zed"
+        finally:
+            runtime.close()
