@@ -34,8 +34,8 @@ class Group:
 
 
 GROUPS: tuple[Group, ...] = (
-    Group("connection", ("initialize", "authenticate", "logout"), ("auth/", "$/")),
-    Group("session", (), ("session/",)),
+    Group("connection", ("initialize",)),
+    Group("session", ("authenticate", "logout"), ("session/", "auth/", "$/")),
     Group("prompt", ("session/prompt", "session/update", "session/cancel")),
     Group("client", ("session/request_permission",), ("fs/", "terminal/")),
     Group("extras", ()),

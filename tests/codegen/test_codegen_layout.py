@@ -20,9 +20,9 @@ ORDER = [g.module for g in GROUPS]
     ("method", "module"),
     [
         ("initialize", "connection"),
-        ("authenticate", "connection"),
-        ("auth/status", "connection"),
-        ("$/cancel_request", "connection"),
+        ("authenticate", "session"),
+        ("auth/status", "session"),
+        ("$/cancel_request", "session"),
         ("session/new", "session"),
         ("session/fork", "session"),
         ("session/prompt", "prompt"),

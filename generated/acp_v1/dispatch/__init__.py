@@ -19,16 +19,16 @@ from .._lazy import LazyTable, lazy_attributes
 __all__ = ["NO_ID", "inbound_adapter", "inbound_union"]
 
 WHERE: Final[dict[str, str]] = {
-    "AuthStatusRequestEnvelope": "connection",
-    "AuthStatusUpdateNotificationEnvelope": "connection",
-    "AuthenticateRequestEnvelope": "connection",
-    "CancelRequestNotificationEnvelope": "connection",
+    "AuthStatusRequestEnvelope": "session",
+    "AuthStatusUpdateNotificationEnvelope": "session",
+    "AuthenticateRequestEnvelope": "session",
+    "CancelRequestNotificationEnvelope": "session",
     "ElicitationCompleteNotificationEnvelope": "extras",
     "ElicitationCreateRequestEnvelope": "extras",
     "FsReadTextFileRequestEnvelope": "client",
     "FsWriteTextFileRequestEnvelope": "client",
     "InitializeRequestEnvelope": "connection",
-    "LogoutRequestEnvelope": "connection",
+    "LogoutRequestEnvelope": "session",
     "McpMessageNotificationEnvelope": "extras",
     "McpMessageRequestEnvelope": "extras",
     "ProvidersDisableRequestEnvelope": "extras",
@@ -158,22 +158,7 @@ if TYPE_CHECKING:
         TerminalWaitForExitRequestEnvelope as TerminalWaitForExitRequestEnvelope,
     )
     from .connection import (
-        AuthenticateRequestEnvelope as AuthenticateRequestEnvelope,
-    )
-    from .connection import (
-        AuthStatusRequestEnvelope as AuthStatusRequestEnvelope,
-    )
-    from .connection import (
-        AuthStatusUpdateNotificationEnvelope as AuthStatusUpdateNotificationEnvelope,
-    )
-    from .connection import (
-        CancelRequestNotificationEnvelope as CancelRequestNotificationEnvelope,
-    )
-    from .connection import (
         InitializeRequestEnvelope as InitializeRequestEnvelope,
-    )
-    from .connection import (
-        LogoutRequestEnvelope as LogoutRequestEnvelope,
     )
     from .extras import (
         ElicitationCompleteNotificationEnvelope as ElicitationCompleteNotificationEnvelope,
@@ -204,6 +189,21 @@ if TYPE_CHECKING:
     )
     from .prompt import (
         SessionUpdateNotificationEnvelope as SessionUpdateNotificationEnvelope,
+    )
+    from .session import (
+        AuthenticateRequestEnvelope as AuthenticateRequestEnvelope,
+    )
+    from .session import (
+        AuthStatusRequestEnvelope as AuthStatusRequestEnvelope,
+    )
+    from .session import (
+        AuthStatusUpdateNotificationEnvelope as AuthStatusUpdateNotificationEnvelope,
+    )
+    from .session import (
+        CancelRequestNotificationEnvelope as CancelRequestNotificationEnvelope,
+    )
+    from .session import (
+        LogoutRequestEnvelope as LogoutRequestEnvelope,
     )
     from .session import (
         SessionArchiveRequestEnvelope as SessionArchiveRequestEnvelope,

@@ -17,19 +17,19 @@ WHERE: Final[dict[str, str]] = {
     "ArchiveSessionRequest": "session",
     "ArchiveSessionResponse": "session",
     "AudioContent": "session",
-    "AuthAccount": "connection",
+    "AuthAccount": "session",
     "AuthCapabilities": "connection",
     "AuthMethod": "connection",
     "AuthMethodAgent": "connection",
     "AuthMethodId": "connection",
     "AuthMethodTerminal": "connection",
-    "AuthState": "connection",
+    "AuthState": "session",
     "AuthStatusCapabilities": "connection",
-    "AuthStatusRequest": "connection",
-    "AuthStatusResponse": "connection",
-    "AuthStatusUpdateNotification": "connection",
-    "AuthenticateRequest": "connection",
-    "AuthenticateResponse": "connection",
+    "AuthStatusRequest": "session",
+    "AuthStatusResponse": "session",
+    "AuthStatusUpdateNotification": "session",
+    "AuthenticateRequest": "session",
+    "AuthenticateResponse": "session",
     "AvailableCommand": "prompt",
     "AvailableCommandInput": "prompt",
     "AvailableCommandsUpdate": "prompt",
@@ -37,7 +37,7 @@ WHERE: Final[dict[str, str]] = {
     "BooleanConfigOptionCapabilities": "connection",
     "BooleanPropertySchema": "extras",
     "CancelNotification": "prompt",
-    "CancelRequestNotification": "connection",
+    "CancelRequestNotification": "session",
     "ClientCapabilities": "connection",
     "ClientSessionCapabilities": "connection",
     "CloseSessionRequest": "session",
@@ -134,7 +134,7 @@ WHERE: Final[dict[str, str]] = {
     "IntegerPropertySchema": "extras",
     "KillTerminalRequest": "client",
     "KillTerminalResponse": "client",
-    "KnownAuthState": "connection",
+    "KnownAuthState": "session",
     "KnownCompactionStatus": "prompt",
     "KnownElicitationSchemaType": "extras",
     "KnownErrorCode": "prompt",
@@ -161,8 +161,8 @@ WHERE: Final[dict[str, str]] = {
     "LoadSessionRequest": "session",
     "LoadSessionResponse": "session",
     "LogoutCapabilities": "connection",
-    "LogoutRequest": "connection",
-    "LogoutResponse": "connection",
+    "LogoutRequest": "session",
+    "LogoutResponse": "session",
     "McpCapabilities": "connection",
     "McpError": "extras",
     "McpRequestId": "extras",
@@ -221,7 +221,7 @@ WHERE: Final[dict[str, str]] = {
     "ReadTextFileResponse": "client",
     "ReleaseTerminalRequest": "client",
     "ReleaseTerminalResponse": "client",
-    "RequestId": "connection",
+    "RequestId": "session",
     "RequestPermissionOutcome": "client",
     "RequestPermissionOutcomeCancelled": "client",
     "RequestPermissionOutcomeSelected": "client",
@@ -788,16 +788,7 @@ if TYPE_CHECKING:
         AgentCapabilities as AgentCapabilities,
     )
     from .connection import (
-        AuthAccount as AuthAccount,
-    )
-    from .connection import (
         AuthCapabilities as AuthCapabilities,
-    )
-    from .connection import (
-        AuthenticateRequest as AuthenticateRequest,
-    )
-    from .connection import (
-        AuthenticateResponse as AuthenticateResponse,
     )
     from .connection import (
         AuthMethod as AuthMethod,
@@ -812,25 +803,10 @@ if TYPE_CHECKING:
         AuthMethodTerminal as AuthMethodTerminal,
     )
     from .connection import (
-        AuthState as AuthState,
-    )
-    from .connection import (
         AuthStatusCapabilities as AuthStatusCapabilities,
     )
     from .connection import (
-        AuthStatusRequest as AuthStatusRequest,
-    )
-    from .connection import (
-        AuthStatusResponse as AuthStatusResponse,
-    )
-    from .connection import (
-        AuthStatusUpdateNotification as AuthStatusUpdateNotification,
-    )
-    from .connection import (
         BooleanConfigOptionCapabilities as BooleanConfigOptionCapabilities,
-    )
-    from .connection import (
-        CancelRequestNotification as CancelRequestNotification,
     )
     from .connection import (
         ClientCapabilities as ClientCapabilities,
@@ -863,16 +839,7 @@ if TYPE_CHECKING:
         InitializeResponse as InitializeResponse,
     )
     from .connection import (
-        KnownAuthState as KnownAuthState,
-    )
-    from .connection import (
         LogoutCapabilities as LogoutCapabilities,
-    )
-    from .connection import (
-        LogoutRequest as LogoutRequest,
-    )
-    from .connection import (
-        LogoutResponse as LogoutResponse,
     )
     from .connection import (
         McpCapabilities as McpCapabilities,
@@ -891,9 +858,6 @@ if TYPE_CHECKING:
     )
     from .connection import (
         ProvidersCapabilities as ProvidersCapabilities,
-    )
-    from .connection import (
-        RequestId as RequestId,
     )
     from .connection import (
         SessionAdditionalDirectoriesCapabilities as SessionAdditionalDirectoriesCapabilities,
@@ -1517,7 +1481,31 @@ if TYPE_CHECKING:
         AudioContent as AudioContent,
     )
     from .session import (
+        AuthAccount as AuthAccount,
+    )
+    from .session import (
+        AuthenticateRequest as AuthenticateRequest,
+    )
+    from .session import (
+        AuthenticateResponse as AuthenticateResponse,
+    )
+    from .session import (
+        AuthState as AuthState,
+    )
+    from .session import (
+        AuthStatusRequest as AuthStatusRequest,
+    )
+    from .session import (
+        AuthStatusResponse as AuthStatusResponse,
+    )
+    from .session import (
+        AuthStatusUpdateNotification as AuthStatusUpdateNotification,
+    )
+    from .session import (
         BlobResourceContents as BlobResourceContents,
+    )
+    from .session import (
+        CancelRequestNotification as CancelRequestNotification,
     )
     from .session import (
         CloseSessionRequest as CloseSessionRequest,
@@ -1571,6 +1559,9 @@ if TYPE_CHECKING:
         ImageContent as ImageContent,
     )
     from .session import (
+        KnownAuthState as KnownAuthState,
+    )
+    from .session import (
         KnownRole as KnownRole,
     )
     from .session import (
@@ -1598,6 +1589,12 @@ if TYPE_CHECKING:
         LoadSessionResponse as LoadSessionResponse,
     )
     from .session import (
+        LogoutRequest as LogoutRequest,
+    )
+    from .session import (
+        LogoutResponse as LogoutResponse,
+    )
+    from .session import (
         McpServer as McpServer,
     )
     from .session import (
@@ -1620,6 +1617,9 @@ if TYPE_CHECKING:
     )
     from .session import (
         NewSessionResponse as NewSessionResponse,
+    )
+    from .session import (
+        RequestId as RequestId,
     )
     from .session import (
         ResourceLink as ResourceLink,

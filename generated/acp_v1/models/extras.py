@@ -17,9 +17,9 @@ from acp_v1._lenient import (
     lenient_error_str_object,
 )
 
-from .connection import InitializeRequest, InitializeResponse, RequestId
+from .connection import InitializeRequest, InitializeResponse
 from .prompt import ErrorStopReason, ToolCallId, Usage
-from .session import McpServerAcpId, SessionId
+from .session import McpServerAcpId, RequestId, SessionId
 
 
 class BooleanPropertySchema(AcpModel):
@@ -152,24 +152,6 @@ class ElicitationPropertySchemaOther(AcpModel):
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
-    """
-
-
-class ElicitationRequestScope(AcpModel):
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """
-    The request this elicitation is tied to.
-    """
-
-
-class ElicitationUrlModeRequest(ElicitationRequestScope):
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
-    """
-    The unique identifier for this elicitation.
-    """
-    url: str
-    """
-    The URL to direct the user to.
     """
 
 
@@ -722,60 +704,6 @@ class CompleteElicitationNotification(AcpModel):
     """
 
 
-class CreateElicitationRequestOtherRequest(ElicitationRequestScope):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    mode: str
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-class CreateElicitationRequestUrlRequest(ElicitationRequestScope):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
-    """
-    The unique identifier for this elicitation.
-    """
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    mode: Literal["url"] = "url"
-    url: str
-    """
-    The URL to direct the user to.
-    """
-
-
 class CreateElicitationResponseAccept(ElicitationAcceptAction):
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
@@ -817,6 +745,13 @@ class ElicitationPropertySchemaString(StringPropertySchema):
     type: Literal["string"] = "string"
 
 
+class ElicitationRequestScope(AcpModel):
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """
+    The request this elicitation is tied to.
+    """
+
+
 ElicitationSchemaType = TypeAliasType("ElicitationSchemaType", KnownElicitationSchemaType | str)
 """
 Type discriminator for elicitation schemas.
@@ -838,6 +773,17 @@ class ElicitationSessionScope(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
+    """
+
+
+class ElicitationUrlModeRequest(ElicitationRequestScope):
+    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    """
+    The unique identifier for this elicitation.
+    """
+    url: str
+    """
+    The URL to direct the user to.
     """
 
 
@@ -1066,6 +1012,34 @@ class MultiSelectItemsString(StringMultiSelectItems):
     type: Literal["string"] = "string"
 
 
+class CreateElicitationRequestOtherRequest(ElicitationRequestScope):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+    message: str
+    """
+    A human-readable message describing what input is needed.
+    """
+    mode: str
+    """
+    Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
 class CreateElicitationRequestOtherSession(ElicitationSessionScope):
     model_config = ConfigDict(
         extra="allow",
@@ -1091,6 +1065,32 @@ class CreateElicitationRequestOtherSession(ElicitationSessionScope):
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
+    """
+
+
+class CreateElicitationRequestUrlRequest(ElicitationRequestScope):
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    """
+    The unique identifier for this elicitation.
+    """
+    message: str
+    """
+    A human-readable message describing what input is needed.
+    """
+    mode: Literal["url"] = "url"
+    url: str
+    """
+    The URL to direct the user to.
     """
 
 

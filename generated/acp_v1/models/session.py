@@ -17,8 +17,90 @@ from acp_v1._lenient import (
     lenient_null_empty_list,
 )
 
+from .connection import AuthMethodId
+
 
 class ArchiveSessionResponse(AcpModel):
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class AuthAccount(AcpModel):
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+    active: Annotated[StrictBool | None, lenient_error_none] = None
+    """
+    Whether the agent currently uses this account by default.
+
+    Several accounts MAY be active, for example one per provider.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not indicate whether this account is in effect.
+    """
+    email: Annotated[str | None, lenient_error_none] = None
+    """
+    Email address of the user.
+
+    Optional. Omitted and `null` are equivalent and mean no email is reported.
+    """
+    label: str
+    """
+    Human-readable name for the account, suitable for display on its own,
+    for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
+    """
+    name: Annotated[str | None, lenient_error_none] = None
+    """
+    Display name of the user, such as a username or full name.
+
+    Optional. Omitted and `null` are equivalent and mean no name is reported.
+    """
+    organization: Annotated[str | None, lenient_error_none] = None
+    """
+    Display name of the organization, team, or workspace the account is using.
+
+    Optional. Omitted and `null` are equivalent and mean no organization is reported.
+    """
+
+
+class AuthStatusRequest(AcpModel):
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class AuthenticateRequest(AcpModel):
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+    method_id: Annotated[AuthMethodId, Field(alias="methodId")]
+    """
+    The ID of the authentication method to use.
+    Must be one of the methods advertised in the initialize response.
+    """
+
+
+class AuthenticateResponse(AcpModel):
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -112,6 +194,14 @@ class HttpHeader(AcpModel):
     """
 
 
+KnownAuthState = TypeAliasType(
+    "KnownAuthState", Literal["authenticated", "unauthenticated", "not_required", "unknown"]
+)
+"""
+The values of `AuthState` that this version of the protocol defines.
+"""
+
+
 KnownRole = TypeAliasType("KnownRole", Literal["assistant", "user"])
 """
 The values of `Role` that this version of the protocol defines.
@@ -144,6 +234,28 @@ KnownSystemPromptMode = TypeAliasType("KnownSystemPromptMode", Literal["append",
 """
 The values of `SystemPromptMode` that this version of the protocol defines.
 """
+
+
+class LogoutRequest(AcpModel):
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class LogoutResponse(AcpModel):
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 McpServerAcpId = TypeAliasType("McpServerAcpId", str)
@@ -232,6 +344,20 @@ class McpServerStdio(AcpModel):
     """
     Human-readable name identifying this MCP server.
     """
+
+
+RequestId = TypeAliasType("RequestId", StrictInt | str | None)
+"""
+JSON RPC Request Id
+
+An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
+
+The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
+
+\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
+
+\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
+"""
 
 
 Role = TypeAliasType("Role", KnownRole | str)
@@ -680,6 +806,88 @@ class AudioContent(AcpModel):
     mime_type: Annotated[str, Field(alias="mimeType")]
     """
     MIME type describing the encoded media payload.
+    """
+
+
+AuthState = TypeAliasType("AuthState", KnownAuthState | str)
+"""
+**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+The agent's overall authentication state.
+
+`authenticated`: Credentials are configured. This does not guarantee that they are valid.; `unauthenticated`: The user needs to sign in. This includes credentials that are missing,
+expired, or known to be invalid.; `not_required`: No authentication is needed, for example because the agent uses a local model.; `unknown`: The agent cannot currently determine the state.
+
+Unknown values are kept as plain values.
+"""
+
+
+class AuthStatusResponse(AcpModel):
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+    accounts: Annotated[list[AuthAccount] | None, lenient_error_items_empty_list] = None
+    """
+    The accounts the agent has configured, for display.
+
+    Optional. Omitted and empty are equivalent and mean no accounts are reported.
+    Agents that hold credentials for several providers or accounts SHOULD list each
+    of them and mark the ones in effect with `active`.
+    """
+    state: AuthState
+    """
+    Whether the agent can start sessions without the user signing in first.
+
+    This is the only field clients should act on. Clients MUST treat values they
+    do not recognize as `unknown`.
+    """
+
+
+class AuthStatusUpdateNotification(AcpModel):
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+    accounts: Annotated[list[AuthAccount] | None, lenient_error_items_empty_list] = None
+    """
+    The accounts the agent has configured, for display.
+
+    Optional. Omitted and empty are equivalent and mean no accounts are reported.
+    Agents that hold credentials for several providers or accounts SHOULD list each
+    of them and mark the ones in effect with `active`.
+    """
+    state: AuthState
+    """
+    Whether the agent can start sessions without the user signing in first.
+
+    This is the only field clients should act on. Clients MUST treat values they
+    do not recognize as `unknown`.
+    """
+
+
+class CancelRequestNotification(AcpModel):
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """
+    The ID of the request to cancel.
     """
 
 
