@@ -226,7 +226,7 @@ ANALYSIS = """\
   1.9 µs) and gives the same validated models (a test checks equality and bytes). The
   backend's own streaming path builds no models at all: `acpwire.fastpath` writes the
   same bytes. Serializing a built model is 2.3x the SDK (row 7).
-* **Cold start.** About 190-200 ms here (260-300 ms at the start of this round) against
+* **Cold start.** About 185-200 ms here (260-300 ms before the staged start) against
   Hermes' 370-500 ms, so the ratio sits near 0.5. Fixed costs first: the interpreter
   (~10 ms), anyio and asyncio (~40 ms), pydantic itself (~50 ms) and its first validator
   build (~20 ms, of which ~8 ms is its plugin scan through `importlib.metadata`). What
