@@ -61,6 +61,7 @@ TEMPLATE_DIR = Path(__file__).parent / "templates" / "datamodel"
 RUFF_SETTINGS = (
     'line-length = 100\ntarget-version = "py311"\n[lint]\nselect = ["I", "F401"]\n'
     '[lint.isort]\nknown-first-party = ["acp_v1", "acpwire", "codegen", "{package}"]\n'
+    "combine-as-imports = true\n"
 )
 
 

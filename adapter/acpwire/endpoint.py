@@ -31,8 +31,7 @@ from acp_v1 import dispatch, interfaces, methods
 from acp_v1.dispatch import NO_ID
 from acp_v1.methods import MethodSpec
 
-from .rpc import RequestContext, internal_error, method_not_found
-from .rpc import messages as rpc_messages
+from .rpc import RequestContext, internal_error, messages as rpc_messages, method_not_found
 
 logger = logging.getLogger(__name__)
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import anyio
 
-from acp_v1 import PROTOCOL_VERSION
-from acp_v1 import models as m
+from acp_v1 import PROTOCOL_VERSION, models as m
 from acp_v1.interfaces import Agent
 from acp_v1.peers import ClientPeer
 from acpwire.link import AgentConnection

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from acp_v1 import dispatch
-from acp_v1 import models as m
+from acp_v1 import dispatch, models as m
 from acp_v1.methods import METHODS
 
 UPDATE_LINE = json.dumps(

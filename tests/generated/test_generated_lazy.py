@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_v1 import dispatch
-from acp_v1 import models as m
+from acp_v1 import dispatch, models as m
 from acp_v1._lazy import LazyTable
 from tests.generated.schema_facts import ROOT
 

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from acp_v1 import PROTOCOL_VERSION, interfaces, methods, peers
-from acp_v1 import models as m
+from acp_v1 import PROTOCOL_VERSION, interfaces, methods, models as m, peers
 from acp_v1.methods import METHODS, MethodSpec
 from tests.generated.schema_facts import (
     SCHEMA_DIR,

@@ -135,26 +135,12 @@ def inbound_adapter(role: Literal["agent", "client"]) -> TypeAdapter[Any]:
 if TYPE_CHECKING:
     from .client import (
         FsReadTextFileRequestEnvelope as FsReadTextFileRequestEnvelope,
-    )
-    from .client import (
         FsWriteTextFileRequestEnvelope as FsWriteTextFileRequestEnvelope,
-    )
-    from .client import (
         SessionRequestPermissionRequestEnvelope as SessionRequestPermissionRequestEnvelope,
-    )
-    from .client import (
         TerminalCreateRequestEnvelope as TerminalCreateRequestEnvelope,
-    )
-    from .client import (
         TerminalKillRequestEnvelope as TerminalKillRequestEnvelope,
-    )
-    from .client import (
         TerminalOutputRequestEnvelope as TerminalOutputRequestEnvelope,
-    )
-    from .client import (
         TerminalReleaseRequestEnvelope as TerminalReleaseRequestEnvelope,
-    )
-    from .client import (
         TerminalWaitForExitRequestEnvelope as TerminalWaitForExitRequestEnvelope,
     )
     from .connection import (
@@ -162,86 +148,36 @@ if TYPE_CHECKING:
     )
     from .extras import (
         ElicitationCompleteNotificationEnvelope as ElicitationCompleteNotificationEnvelope,
-    )
-    from .extras import (
         ElicitationCreateRequestEnvelope as ElicitationCreateRequestEnvelope,
-    )
-    from .extras import (
         McpMessageNotificationEnvelope as McpMessageNotificationEnvelope,
-    )
-    from .extras import (
         McpMessageRequestEnvelope as McpMessageRequestEnvelope,
-    )
-    from .extras import (
         ProvidersDisableRequestEnvelope as ProvidersDisableRequestEnvelope,
-    )
-    from .extras import (
         ProvidersListRequestEnvelope as ProvidersListRequestEnvelope,
-    )
-    from .extras import (
         ProvidersSetRequestEnvelope as ProvidersSetRequestEnvelope,
     )
     from .prompt import (
         SessionCancelNotificationEnvelope as SessionCancelNotificationEnvelope,
-    )
-    from .prompt import (
         SessionPromptRequestEnvelope as SessionPromptRequestEnvelope,
-    )
-    from .prompt import (
         SessionUpdateNotificationEnvelope as SessionUpdateNotificationEnvelope,
     )
     from .session import (
         AuthenticateRequestEnvelope as AuthenticateRequestEnvelope,
-    )
-    from .session import (
         AuthStatusRequestEnvelope as AuthStatusRequestEnvelope,
-    )
-    from .session import (
         AuthStatusUpdateNotificationEnvelope as AuthStatusUpdateNotificationEnvelope,
-    )
-    from .session import (
         CancelRequestNotificationEnvelope as CancelRequestNotificationEnvelope,
-    )
-    from .session import (
         LogoutRequestEnvelope as LogoutRequestEnvelope,
-    )
-    from .session import (
         SessionArchiveRequestEnvelope as SessionArchiveRequestEnvelope,
-    )
-    from .session import (
         SessionCloseRequestEnvelope as SessionCloseRequestEnvelope,
-    )
-    from .session import (
         SessionDeleteRequestEnvelope as SessionDeleteRequestEnvelope,
-    )
-    from .session import (
         SessionForkRequestEnvelope as SessionForkRequestEnvelope,
-    )
-    from .session import (
         SessionListRequestEnvelope as SessionListRequestEnvelope,
-    )
-    from .session import (
         SessionLoadRequestEnvelope as SessionLoadRequestEnvelope,
-    )
-    from .session import (
         SessionNewRequestEnvelope as SessionNewRequestEnvelope,
-    )
-    from .session import (
         SessionResumeRequestEnvelope as SessionResumeRequestEnvelope,
-    )
-    from .session import (
         SessionSetConfigOptionRequestEnvelope as SessionSetConfigOptionRequestEnvelope,
-    )
-    from .session import (
         SessionSetModeRequestEnvelope as SessionSetModeRequestEnvelope,
-    )
-    from .session import (
         SessionSetTitleRequestEnvelope as SessionSetTitleRequestEnvelope,
-    )
-    from .session import (
         SessionStatusRequestEnvelope as SessionStatusRequestEnvelope,
-    )
-    from .session import (
         SessionUnarchiveRequestEnvelope as SessionUnarchiveRequestEnvelope,
     )
 

@@ -708,1034 +708,356 @@ __all__ = [
 if TYPE_CHECKING:
     from .client import (
         CreateTerminalRequest as CreateTerminalRequest,
-    )
-    from .client import (
         CreateTerminalResponse as CreateTerminalResponse,
-    )
-    from .client import (
         KillTerminalRequest as KillTerminalRequest,
-    )
-    from .client import (
         KillTerminalResponse as KillTerminalResponse,
-    )
-    from .client import (
         KnownPermissionOptionKind as KnownPermissionOptionKind,
-    )
-    from .client import (
         PermissionOption as PermissionOption,
-    )
-    from .client import (
         PermissionOptionId as PermissionOptionId,
-    )
-    from .client import (
         PermissionOptionKind as PermissionOptionKind,
-    )
-    from .client import (
         ReadTextFileRequest as ReadTextFileRequest,
-    )
-    from .client import (
         ReadTextFileResponse as ReadTextFileResponse,
-    )
-    from .client import (
         ReleaseTerminalRequest as ReleaseTerminalRequest,
-    )
-    from .client import (
         ReleaseTerminalResponse as ReleaseTerminalResponse,
-    )
-    from .client import (
         RequestPermissionOutcome as RequestPermissionOutcome,
-    )
-    from .client import (
         RequestPermissionOutcomeCancelled as RequestPermissionOutcomeCancelled,
-    )
-    from .client import (
         RequestPermissionOutcomeSelected as RequestPermissionOutcomeSelected,
-    )
-    from .client import (
         RequestPermissionRequest as RequestPermissionRequest,
-    )
-    from .client import (
         RequestPermissionResponse as RequestPermissionResponse,
-    )
-    from .client import (
         SelectedPermissionOutcome as SelectedPermissionOutcome,
-    )
-    from .client import (
         TerminalExitStatus as TerminalExitStatus,
-    )
-    from .client import (
         TerminalOutputRequest as TerminalOutputRequest,
-    )
-    from .client import (
         TerminalOutputResponse as TerminalOutputResponse,
-    )
-    from .client import (
         WaitForTerminalExitRequest as WaitForTerminalExitRequest,
-    )
-    from .client import (
         WaitForTerminalExitResponse as WaitForTerminalExitResponse,
-    )
-    from .client import (
         WriteTextFileRequest as WriteTextFileRequest,
-    )
-    from .client import (
         WriteTextFileResponse as WriteTextFileResponse,
     )
     from .connection import (
         AgentAuthCapabilities as AgentAuthCapabilities,
-    )
-    from .connection import (
         AgentCapabilities as AgentCapabilities,
-    )
-    from .connection import (
         AuthCapabilities as AuthCapabilities,
-    )
-    from .connection import (
         AuthMethod as AuthMethod,
-    )
-    from .connection import (
         AuthMethodAgent as AuthMethodAgent,
-    )
-    from .connection import (
         AuthMethodId as AuthMethodId,
-    )
-    from .connection import (
         AuthMethodTerminal as AuthMethodTerminal,
-    )
-    from .connection import (
         AuthStatusCapabilities as AuthStatusCapabilities,
-    )
-    from .connection import (
         BooleanConfigOptionCapabilities as BooleanConfigOptionCapabilities,
-    )
-    from .connection import (
         ClientCapabilities as ClientCapabilities,
-    )
-    from .connection import (
         ClientSessionCapabilities as ClientSessionCapabilities,
-    )
-    from .connection import (
         CompactionCapabilities as CompactionCapabilities,
-    )
-    from .connection import (
         ElicitationCapabilities as ElicitationCapabilities,
-    )
-    from .connection import (
         ElicitationFormCapabilities as ElicitationFormCapabilities,
-    )
-    from .connection import (
         ElicitationUrlCapabilities as ElicitationUrlCapabilities,
-    )
-    from .connection import (
         FileSystemCapabilities as FileSystemCapabilities,
-    )
-    from .connection import (
         Implementation as Implementation,
-    )
-    from .connection import (
         InitializeRequest as InitializeRequest,
-    )
-    from .connection import (
         InitializeResponse as InitializeResponse,
-    )
-    from .connection import (
         LogoutCapabilities as LogoutCapabilities,
-    )
-    from .connection import (
         McpCapabilities as McpCapabilities,
-    )
-    from .connection import (
         NoticeCapabilities as NoticeCapabilities,
-    )
-    from .connection import (
         PlanCapabilities as PlanCapabilities,
-    )
-    from .connection import (
         PromptCapabilities as PromptCapabilities,
-    )
-    from .connection import (
         ProtocolVersion as ProtocolVersion,
-    )
-    from .connection import (
         ProvidersCapabilities as ProvidersCapabilities,
-    )
-    from .connection import (
         SessionAdditionalDirectoriesCapabilities as SessionAdditionalDirectoriesCapabilities,
-    )
-    from .connection import (
         SessionArchiveCapabilities as SessionArchiveCapabilities,
-    )
-    from .connection import (
         SessionCapabilities as SessionCapabilities,
-    )
-    from .connection import (
         SessionCloseCapabilities as SessionCloseCapabilities,
-    )
-    from .connection import (
         SessionConfigOptionsCapabilities as SessionConfigOptionsCapabilities,
-    )
-    from .connection import (
         SessionDeleteCapabilities as SessionDeleteCapabilities,
-    )
-    from .connection import (
         SessionForkCapabilities as SessionForkCapabilities,
-    )
-    from .connection import (
         SessionListCapabilities as SessionListCapabilities,
-    )
-    from .connection import (
         SessionResumeCapabilities as SessionResumeCapabilities,
-    )
-    from .connection import (
         SessionStatusCapabilities as SessionStatusCapabilities,
-    )
-    from .connection import (
         SessionSystemPromptCapabilities as SessionSystemPromptCapabilities,
-    )
-    from .connection import (
         SessionSystemPromptModeCapabilities as SessionSystemPromptModeCapabilities,
-    )
-    from .connection import (
         SessionSystemPromptOverrideCapabilities as SessionSystemPromptOverrideCapabilities,
-    )
-    from .connection import (
         SessionTitleCapabilities as SessionTitleCapabilities,
-    )
-    from .connection import (
         SubagentCapabilities as SubagentCapabilities,
     )
     from .extras import (
         BooleanPropertySchema as BooleanPropertySchema,
-    )
-    from .extras import (
         CompleteElicitationNotification as CompleteElicitationNotification,
-    )
-    from .extras import (
         CreateElicitationRequest as CreateElicitationRequest,
-    )
-    from .extras import (
         CreateElicitationRequestFormRequest as CreateElicitationRequestFormRequest,
-    )
-    from .extras import (
         CreateElicitationRequestFormSession as CreateElicitationRequestFormSession,
-    )
-    from .extras import (
         CreateElicitationRequestOther as CreateElicitationRequestOther,
-    )
-    from .extras import (
         CreateElicitationRequestOtherRequest as CreateElicitationRequestOtherRequest,
-    )
-    from .extras import (
         CreateElicitationRequestOtherSession as CreateElicitationRequestOtherSession,
-    )
-    from .extras import (
         CreateElicitationRequestUrlRequest as CreateElicitationRequestUrlRequest,
-    )
-    from .extras import (
         CreateElicitationRequestUrlSession as CreateElicitationRequestUrlSession,
-    )
-    from .extras import (
         CreateElicitationResponse as CreateElicitationResponse,
-    )
-    from .extras import (
         CreateElicitationResponseAccept as CreateElicitationResponseAccept,
-    )
-    from .extras import (
         CreateElicitationResponseCancel as CreateElicitationResponseCancel,
-    )
-    from .extras import (
         CreateElicitationResponseDecline as CreateElicitationResponseDecline,
-    )
-    from .extras import (
         CreateElicitationResponseOther as CreateElicitationResponseOther,
-    )
-    from .extras import (
         DisableProviderRequest as DisableProviderRequest,
-    )
-    from .extras import (
         DisableProviderResponse as DisableProviderResponse,
-    )
-    from .extras import (
         ElicitationAcceptAction as ElicitationAcceptAction,
-    )
-    from .extras import (
         ElicitationContentValue as ElicitationContentValue,
-    )
-    from .extras import (
         ElicitationFormMode as ElicitationFormMode,
-    )
-    from .extras import (
         ElicitationFormModeRequest as ElicitationFormModeRequest,
-    )
-    from .extras import (
         ElicitationFormModeSession as ElicitationFormModeSession,
-    )
-    from .extras import (
         ElicitationId as ElicitationId,
-    )
-    from .extras import (
         ElicitationPropertySchema as ElicitationPropertySchema,
-    )
-    from .extras import (
         ElicitationPropertySchemaArray as ElicitationPropertySchemaArray,
-    )
-    from .extras import (
         ElicitationPropertySchemaBoolean as ElicitationPropertySchemaBoolean,
-    )
-    from .extras import (
         ElicitationPropertySchemaInteger as ElicitationPropertySchemaInteger,
-    )
-    from .extras import (
         ElicitationPropertySchemaNumber as ElicitationPropertySchemaNumber,
-    )
-    from .extras import (
         ElicitationPropertySchemaOther as ElicitationPropertySchemaOther,
-    )
-    from .extras import (
         ElicitationPropertySchemaString as ElicitationPropertySchemaString,
-    )
-    from .extras import (
         ElicitationRequestScope as ElicitationRequestScope,
-    )
-    from .extras import (
         ElicitationSchema as ElicitationSchema,
-    )
-    from .extras import (
         ElicitationSchemaType as ElicitationSchemaType,
-    )
-    from .extras import (
         ElicitationSessionScope as ElicitationSessionScope,
-    )
-    from .extras import (
         ElicitationUrlMode as ElicitationUrlMode,
-    )
-    from .extras import (
         ElicitationUrlModeRequest as ElicitationUrlModeRequest,
-    )
-    from .extras import (
         ElicitationUrlModeSession as ElicitationUrlModeSession,
-    )
-    from .extras import (
         EnumOption as EnumOption,
-    )
-    from .extras import (
         ExtNotification as ExtNotification,
-    )
-    from .extras import (
         ExtRequest as ExtRequest,
-    )
-    from .extras import (
         ExtResponse as ExtResponse,
-    )
-    from .extras import (
         IdleStateUpdate as IdleStateUpdate,
-    )
-    from .extras import (
         IdleStateUpdateCancelled as IdleStateUpdateCancelled,
-    )
-    from .extras import (
         IdleStateUpdateEndTurn as IdleStateUpdateEndTurn,
-    )
-    from .extras import (
         IdleStateUpdateError as IdleStateUpdateError,
-    )
-    from .extras import (
         IdleStateUpdateMaxTokens as IdleStateUpdateMaxTokens,
-    )
-    from .extras import (
         IdleStateUpdateMaxTurnRequests as IdleStateUpdateMaxTurnRequests,
-    )
-    from .extras import (
         IdleStateUpdateNone as IdleStateUpdateNone,
-    )
-    from .extras import (
         IdleStateUpdateOther as IdleStateUpdateOther,
-    )
-    from .extras import (
         IdleStateUpdateRefusal as IdleStateUpdateRefusal,
-    )
-    from .extras import (
         InitializeProxyRequest as InitializeProxyRequest,
-    )
-    from .extras import (
         InitializeProxyResponse as InitializeProxyResponse,
-    )
-    from .extras import (
         IntegerPropertySchema as IntegerPropertySchema,
-    )
-    from .extras import (
         KnownElicitationSchemaType as KnownElicitationSchemaType,
-    )
-    from .extras import (
         KnownLlmProtocol as KnownLlmProtocol,
-    )
-    from .extras import (
         KnownStringFormat as KnownStringFormat,
-    )
-    from .extras import (
         ListProvidersRequest as ListProvidersRequest,
-    )
-    from .extras import (
         ListProvidersResponse as ListProvidersResponse,
-    )
-    from .extras import (
         LlmProtocol as LlmProtocol,
-    )
-    from .extras import (
         McpError as McpError,
-    )
-    from .extras import (
         McpRequestId as McpRequestId,
-    )
-    from .extras import (
         MessageMcpNotification as MessageMcpNotification,
-    )
-    from .extras import (
         MessageMcpRequest as MessageMcpRequest,
-    )
-    from .extras import (
         MessageMcpResponse as MessageMcpResponse,
-    )
-    from .extras import (
         MessageMcpResponseError as MessageMcpResponseError,
-    )
-    from .extras import (
         MessageMcpResponseResult as MessageMcpResponseResult,
-    )
-    from .extras import (
         MultiSelectItems as MultiSelectItems,
-    )
-    from .extras import (
         MultiSelectItemsOther as MultiSelectItemsOther,
-    )
-    from .extras import (
         MultiSelectItemsString as MultiSelectItemsString,
-    )
-    from .extras import (
         MultiSelectPropertySchema as MultiSelectPropertySchema,
-    )
-    from .extras import (
         NumberPropertySchema as NumberPropertySchema,
-    )
-    from .extras import (
         ProviderCurrentConfig as ProviderCurrentConfig,
-    )
-    from .extras import (
         ProviderId as ProviderId,
-    )
-    from .extras import (
         ProviderInfo as ProviderInfo,
-    )
-    from .extras import (
         ProxySuccessorNotification as ProxySuccessorNotification,
-    )
-    from .extras import (
         ProxySuccessorRequest as ProxySuccessorRequest,
-    )
-    from .extras import (
         ProxySuccessorResponse as ProxySuccessorResponse,
-    )
-    from .extras import (
         SetProviderRequest as SetProviderRequest,
-    )
-    from .extras import (
         SetProviderResponse as SetProviderResponse,
-    )
-    from .extras import (
         StringFormat as StringFormat,
-    )
-    from .extras import (
         StringMultiSelectItems as StringMultiSelectItems,
-    )
-    from .extras import (
         StringPropertySchema as StringPropertySchema,
-    )
-    from .extras import (
         TitledMultiSelectItems as TitledMultiSelectItems,
     )
     from .prompt import (
         AvailableCommand as AvailableCommand,
-    )
-    from .prompt import (
         AvailableCommandInput as AvailableCommandInput,
-    )
-    from .prompt import (
         AvailableCommandsUpdate as AvailableCommandsUpdate,
-    )
-    from .prompt import (
         CancelNotification as CancelNotification,
-    )
-    from .prompt import (
         CompactionId as CompactionId,
-    )
-    from .prompt import (
         CompactionStatus as CompactionStatus,
-    )
-    from .prompt import (
         CompactionSummaryChunk as CompactionSummaryChunk,
-    )
-    from .prompt import (
         CompactionUpdate as CompactionUpdate,
-    )
-    from .prompt import (
         ConfigOptionUpdate as ConfigOptionUpdate,
-    )
-    from .prompt import (
         Content as Content,
-    )
-    from .prompt import (
         ContentChunk as ContentChunk,
-    )
-    from .prompt import (
         Cost as Cost,
-    )
-    from .prompt import (
         CurrentModeUpdate as CurrentModeUpdate,
-    )
-    from .prompt import (
         Diff as Diff,
-    )
-    from .prompt import (
         Error as Error,
-    )
-    from .prompt import (
         ErrorCode as ErrorCode,
-    )
-    from .prompt import (
         ErrorStopReason as ErrorStopReason,
-    )
-    from .prompt import (
         KnownCompactionStatus as KnownCompactionStatus,
-    )
-    from .prompt import (
         KnownErrorCode as KnownErrorCode,
-    )
-    from .prompt import (
         KnownNoticeSeverity as KnownNoticeSeverity,
-    )
-    from .prompt import (
         KnownPlanEntryPriority as KnownPlanEntryPriority,
-    )
-    from .prompt import (
         KnownPlanEntryStatus as KnownPlanEntryStatus,
-    )
-    from .prompt import (
         KnownSessionUpdate as KnownSessionUpdate,
-    )
-    from .prompt import (
         KnownStopReason as KnownStopReason,
-    )
-    from .prompt import (
         KnownToolCallStatus as KnownToolCallStatus,
-    )
-    from .prompt import (
         KnownToolKind as KnownToolKind,
-    )
-    from .prompt import (
         MessageId as MessageId,
-    )
-    from .prompt import (
         Notice as Notice,
-    )
-    from .prompt import (
         NoticeSeverity as NoticeSeverity,
-    )
-    from .prompt import (
         Plan as Plan,
-    )
-    from .prompt import (
         PlanEntry as PlanEntry,
-    )
-    from .prompt import (
         PlanEntryPriority as PlanEntryPriority,
-    )
-    from .prompt import (
         PlanEntryStatus as PlanEntryStatus,
-    )
-    from .prompt import (
         PlanFile as PlanFile,
-    )
-    from .prompt import (
         PlanId as PlanId,
-    )
-    from .prompt import (
         PlanItems as PlanItems,
-    )
-    from .prompt import (
         PlanMarkdown as PlanMarkdown,
-    )
-    from .prompt import (
         PlanRemoved as PlanRemoved,
-    )
-    from .prompt import (
         PlanUpdate as PlanUpdate,
-    )
-    from .prompt import (
         PlanUpdateContent as PlanUpdateContent,
-    )
-    from .prompt import (
         PlanUpdateContentFile as PlanUpdateContentFile,
-    )
-    from .prompt import (
         PlanUpdateContentItems as PlanUpdateContentItems,
-    )
-    from .prompt import (
         PlanUpdateContentMarkdown as PlanUpdateContentMarkdown,
-    )
-    from .prompt import (
         PromptRequest as PromptRequest,
-    )
-    from .prompt import (
         PromptResponse as PromptResponse,
-    )
-    from .prompt import (
         RequiresActionStateUpdate as RequiresActionStateUpdate,
-    )
-    from .prompt import (
         RunningStateUpdate as RunningStateUpdate,
-    )
-    from .prompt import (
         SessionCancelCapabilities as SessionCancelCapabilities,
-    )
-    from .prompt import (
         SessionInfoUpdate as SessionInfoUpdate,
-    )
-    from .prompt import (
         SessionMessage as SessionMessage,
-    )
-    from .prompt import (
         SessionMessageChunk as SessionMessageChunk,
-    )
-    from .prompt import (
         SessionNotification as SessionNotification,
-    )
-    from .prompt import (
         SessionUpdate as SessionUpdate,
-    )
-    from .prompt import (
         SessionUpdateAgentMessageChunk as SessionUpdateAgentMessageChunk,
-    )
-    from .prompt import (
         SessionUpdateAgentThoughtChunk as SessionUpdateAgentThoughtChunk,
-    )
-    from .prompt import (
         SessionUpdateAvailableCommandsUpdate as SessionUpdateAvailableCommandsUpdate,
-    )
-    from .prompt import (
         SessionUpdateCompactionSummaryChunk as SessionUpdateCompactionSummaryChunk,
-    )
-    from .prompt import (
         SessionUpdateCompactionUpdate as SessionUpdateCompactionUpdate,
-    )
-    from .prompt import (
         SessionUpdateConfigOptionUpdate as SessionUpdateConfigOptionUpdate,
-    )
-    from .prompt import (
         SessionUpdateCurrentModeUpdate as SessionUpdateCurrentModeUpdate,
-    )
-    from .prompt import (
         SessionUpdateNotice as SessionUpdateNotice,
-    )
-    from .prompt import (
         SessionUpdateOther as SessionUpdateOther,
-    )
-    from .prompt import (
         SessionUpdatePlan as SessionUpdatePlan,
-    )
-    from .prompt import (
         SessionUpdatePlanRemoved as SessionUpdatePlanRemoved,
-    )
-    from .prompt import (
         SessionUpdatePlanUpdate as SessionUpdatePlanUpdate,
-    )
-    from .prompt import (
         SessionUpdateSessionInfoUpdate as SessionUpdateSessionInfoUpdate,
-    )
-    from .prompt import (
         SessionUpdateSessionMessage as SessionUpdateSessionMessage,
-    )
-    from .prompt import (
         SessionUpdateSessionMessageChunk as SessionUpdateSessionMessageChunk,
-    )
-    from .prompt import (
         SessionUpdateSubagentUpdate as SessionUpdateSubagentUpdate,
-    )
-    from .prompt import (
         SessionUpdateToolCall as SessionUpdateToolCall,
-    )
-    from .prompt import (
         SessionUpdateToolCallUpdate as SessionUpdateToolCallUpdate,
-    )
-    from .prompt import (
         SessionUpdateUsageUpdate as SessionUpdateUsageUpdate,
-    )
-    from .prompt import (
         SessionUpdateUserMessageChunk as SessionUpdateUserMessageChunk,
-    )
-    from .prompt import (
         StateUpdate as StateUpdate,
-    )
-    from .prompt import (
         StateUpdateIdleCancelled as StateUpdateIdleCancelled,
-    )
-    from .prompt import (
         StateUpdateIdleEndTurn as StateUpdateIdleEndTurn,
-    )
-    from .prompt import (
         StateUpdateIdleError as StateUpdateIdleError,
-    )
-    from .prompt import (
         StateUpdateIdleMaxTokens as StateUpdateIdleMaxTokens,
-    )
-    from .prompt import (
         StateUpdateIdleMaxTurnRequests as StateUpdateIdleMaxTurnRequests,
-    )
-    from .prompt import (
         StateUpdateIdleNone as StateUpdateIdleNone,
-    )
-    from .prompt import (
         StateUpdateIdleOther as StateUpdateIdleOther,
-    )
-    from .prompt import (
         StateUpdateIdleRefusal as StateUpdateIdleRefusal,
-    )
-    from .prompt import (
         StateUpdateOther as StateUpdateOther,
-    )
-    from .prompt import (
         StateUpdateRequiresAction as StateUpdateRequiresAction,
-    )
-    from .prompt import (
         StateUpdateRunning as StateUpdateRunning,
-    )
-    from .prompt import (
         StateUpdateUnknown as StateUpdateUnknown,
-    )
-    from .prompt import (
         StopReason as StopReason,
-    )
-    from .prompt import (
         SubagentSessionCapabilities as SubagentSessionCapabilities,
-    )
-    from .prompt import (
         SubagentUpdate as SubagentUpdate,
-    )
-    from .prompt import (
         Terminal as Terminal,
-    )
-    from .prompt import (
         TerminalId as TerminalId,
-    )
-    from .prompt import (
         ToolCall as ToolCall,
-    )
-    from .prompt import (
         ToolCallContent as ToolCallContent,
-    )
-    from .prompt import (
         ToolCallContentContent as ToolCallContentContent,
-    )
-    from .prompt import (
         ToolCallContentDiff as ToolCallContentDiff,
-    )
-    from .prompt import (
         ToolCallContentTerminal as ToolCallContentTerminal,
-    )
-    from .prompt import (
         ToolCallId as ToolCallId,
-    )
-    from .prompt import (
         ToolCallLocation as ToolCallLocation,
-    )
-    from .prompt import (
         ToolCallStatus as ToolCallStatus,
-    )
-    from .prompt import (
         ToolCallUpdate as ToolCallUpdate,
-    )
-    from .prompt import (
         ToolKind as ToolKind,
-    )
-    from .prompt import (
         UnknownStateUpdate as UnknownStateUpdate,
-    )
-    from .prompt import (
         UnstructuredCommandInput as UnstructuredCommandInput,
-    )
-    from .prompt import (
         Usage as Usage,
-    )
-    from .prompt import (
         UsageUpdate as UsageUpdate,
     )
     from .session import (
         Annotations as Annotations,
-    )
-    from .session import (
         ArchiveSessionRequest as ArchiveSessionRequest,
-    )
-    from .session import (
         ArchiveSessionResponse as ArchiveSessionResponse,
-    )
-    from .session import (
         AudioContent as AudioContent,
-    )
-    from .session import (
         AuthAccount as AuthAccount,
-    )
-    from .session import (
         AuthenticateRequest as AuthenticateRequest,
-    )
-    from .session import (
         AuthenticateResponse as AuthenticateResponse,
-    )
-    from .session import (
         AuthState as AuthState,
-    )
-    from .session import (
         AuthStatusRequest as AuthStatusRequest,
-    )
-    from .session import (
         AuthStatusResponse as AuthStatusResponse,
-    )
-    from .session import (
         AuthStatusUpdateNotification as AuthStatusUpdateNotification,
-    )
-    from .session import (
         BlobResourceContents as BlobResourceContents,
-    )
-    from .session import (
         CancelRequestNotification as CancelRequestNotification,
-    )
-    from .session import (
         CloseSessionRequest as CloseSessionRequest,
-    )
-    from .session import (
         CloseSessionResponse as CloseSessionResponse,
-    )
-    from .session import (
         ContentBlock as ContentBlock,
-    )
-    from .session import (
         ContentBlockAudio as ContentBlockAudio,
-    )
-    from .session import (
         ContentBlockImage as ContentBlockImage,
-    )
-    from .session import (
         ContentBlockResource as ContentBlockResource,
-    )
-    from .session import (
         ContentBlockResourceLink as ContentBlockResourceLink,
-    )
-    from .session import (
         ContentBlockText as ContentBlockText,
-    )
-    from .session import (
         DeleteSessionRequest as DeleteSessionRequest,
-    )
-    from .session import (
         DeleteSessionResponse as DeleteSessionResponse,
-    )
-    from .session import (
         EmbeddedResource as EmbeddedResource,
-    )
-    from .session import (
         EmbeddedResourceResource as EmbeddedResourceResource,
-    )
-    from .session import (
         EnvVariable as EnvVariable,
-    )
-    from .session import (
         ForkSessionRequest as ForkSessionRequest,
-    )
-    from .session import (
         ForkSessionResponse as ForkSessionResponse,
-    )
-    from .session import (
         HttpHeader as HttpHeader,
-    )
-    from .session import (
         ImageContent as ImageContent,
-    )
-    from .session import (
         KnownAuthState as KnownAuthState,
-    )
-    from .session import (
         KnownRole as KnownRole,
-    )
-    from .session import (
         KnownSessionArchiveFilter as KnownSessionArchiveFilter,
-    )
-    from .session import (
         KnownSessionConfigOptionCategory as KnownSessionConfigOptionCategory,
-    )
-    from .session import (
         KnownSessionStatus as KnownSessionStatus,
-    )
-    from .session import (
         KnownSystemPromptMode as KnownSystemPromptMode,
-    )
-    from .session import (
         ListSessionsRequest as ListSessionsRequest,
-    )
-    from .session import (
         ListSessionsResponse as ListSessionsResponse,
-    )
-    from .session import (
         LoadSessionRequest as LoadSessionRequest,
-    )
-    from .session import (
         LoadSessionResponse as LoadSessionResponse,
-    )
-    from .session import (
         LogoutRequest as LogoutRequest,
-    )
-    from .session import (
         LogoutResponse as LogoutResponse,
-    )
-    from .session import (
         McpServer as McpServer,
-    )
-    from .session import (
         McpServerAcp as McpServerAcp,
-    )
-    from .session import (
         McpServerAcpId as McpServerAcpId,
-    )
-    from .session import (
         McpServerHttp as McpServerHttp,
-    )
-    from .session import (
         McpServerSse as McpServerSse,
-    )
-    from .session import (
         McpServerStdio as McpServerStdio,
-    )
-    from .session import (
         NewSessionRequest as NewSessionRequest,
-    )
-    from .session import (
         NewSessionResponse as NewSessionResponse,
-    )
-    from .session import (
         RequestId as RequestId,
-    )
-    from .session import (
         ResourceLink as ResourceLink,
-    )
-    from .session import (
         ResumeSessionRequest as ResumeSessionRequest,
-    )
-    from .session import (
         ResumeSessionResponse as ResumeSessionResponse,
-    )
-    from .session import (
         Role as Role,
-    )
-    from .session import (
         SessionArchiveFilter as SessionArchiveFilter,
-    )
-    from .session import (
         SessionConfigBoolean as SessionConfigBoolean,
-    )
-    from .session import (
         SessionConfigGroupId as SessionConfigGroupId,
-    )
-    from .session import (
         SessionConfigId as SessionConfigId,
-    )
-    from .session import (
         SessionConfigOption as SessionConfigOption,
-    )
-    from .session import (
         SessionConfigOptionBoolean as SessionConfigOptionBoolean,
-    )
-    from .session import (
         SessionConfigOptionCategory as SessionConfigOptionCategory,
-    )
-    from .session import (
         SessionConfigOptionSelect as SessionConfigOptionSelect,
-    )
-    from .session import (
         SessionConfigSelect as SessionConfigSelect,
-    )
-    from .session import (
         SessionConfigSelectGroup as SessionConfigSelectGroup,
-    )
-    from .session import (
         SessionConfigSelectOption as SessionConfigSelectOption,
-    )
-    from .session import (
         SessionConfigSelectOptions as SessionConfigSelectOptions,
-    )
-    from .session import (
         SessionConfigValueId as SessionConfigValueId,
-    )
-    from .session import (
         SessionId as SessionId,
-    )
-    from .session import (
         SessionInfo as SessionInfo,
-    )
-    from .session import (
         SessionMode as SessionMode,
-    )
-    from .session import (
         SessionModeId as SessionModeId,
-    )
-    from .session import (
         SessionModeState as SessionModeState,
-    )
-    from .session import (
         SessionStatus as SessionStatus,
-    )
-    from .session import (
         SessionStatusRequest as SessionStatusRequest,
-    )
-    from .session import (
         SessionStatusResponse as SessionStatusResponse,
-    )
-    from .session import (
         SetSessionConfigOptionRequest as SetSessionConfigOptionRequest,
-    )
-    from .session import (
         SetSessionConfigOptionRequestBoolean as SetSessionConfigOptionRequestBoolean,
-    )
-    from .session import (
         SetSessionConfigOptionRequestValueId as SetSessionConfigOptionRequestValueId,
-    )
-    from .session import (
         SetSessionConfigOptionResponse as SetSessionConfigOptionResponse,
-    )
-    from .session import (
         SetSessionModeRequest as SetSessionModeRequest,
-    )
-    from .session import (
         SetSessionModeResponse as SetSessionModeResponse,
-    )
-    from .session import (
         SetSessionTitleRequest as SetSessionTitleRequest,
-    )
-    from .session import (
         SetSessionTitleResponse as SetSessionTitleResponse,
-    )
-    from .session import (
         SystemPrompt as SystemPrompt,
-    )
-    from .session import (
         SystemPromptMode as SystemPromptMode,
-    )
-    from .session import (
         TextContent as TextContent,
-    )
-    from .session import (
         TextResourceContents as TextResourceContents,
-    )
-    from .session import (
         UnarchiveSessionRequest as UnarchiveSessionRequest,
-    )
-    from .session import (
         UnarchiveSessionResponse as UnarchiveSessionResponse,
     )
 else:
