@@ -162,7 +162,8 @@ class BackendCore:
         if self.probe is not None and not self.session_decisions_logged:
             # Read now, not at initialize: they load the update and permission models.
             self.session_decisions_logged = True
-            logger.info("client sessions: %s", self.probe.describe_sessions())
+            client = self.probe.client_name or "(unnamed)"
+            logger.info("client %s, for sessions: %s", client, self.probe.describe_sessions())
 
         async def send() -> None:
             await self.turns.advertise(state)
