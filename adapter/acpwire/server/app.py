@@ -1,8 +1,9 @@
-"""Assemble and run the backend: settings, database, agent factory, MCP host, connection.
+"""Assemble the backend: the session database, the runtime, one connection's backend.
 
-:func:`serve` runs one ACP connection over any byte stream pair (stdio for editors, an
-in-memory pair in tests) until the client closes it, then stops every session's work
-and MCP servers.
+This module is the session machinery's entry point, imported once ``initialize`` has
+been answered (see :mod:`acpwire.server.front`). :func:`build_backend` builds a
+connection's backend; :func:`serve` runs one ACP connection with an existing runtime
+over any byte stream pair (tests use an in-memory pair) until the client closes it.
 """
 
 from __future__ import annotations
