@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -197,3 +198,31 @@ async def test_initialize_answered_after_the_backend_was_built_hands_it_the_prob
             assert desk.probe.client_name == "zed"
         finally:
             runtime.close()
+
+
+def test_the_collector_resumes_even_when_no_backend_is_ever_built(tmp_path: Path) -> None:
+    script = """
+import atexit, gc, json, sys
+import acpwire.server.stdio as stdio
+stdio.SETTLE_AFTER_S = 0.2
+atexit.register(lambda: sys.stderr.write("SEEN " + json.dumps({
+    "backend": "acpwire.server.core" in sys.modules, "gc": gc.isenabled(),
+    "frozen": gc.get_freeze_count()}) + "\\n"))
+from acpwire.__main__ import main
+main([])
+"""
+    with subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        cwd=ROOT,
+        env={**os.environ, "ACPWIRE_HOME": str(tmp_path / "home")},
+    ) as child:
+        assert child.stdin is not None and child.stderr is not None
+        child.stdin.write(b'{"jsonrpc": "2.0", "method": "no/such_note"}\n')  # nothing more
+        child.stdin.flush()
+        time.sleep(1.0)
+        _, err = child.communicate(timeout=60)
+    seen = json.loads(next(x for x in err.decode().splitlines() if x.startswith("SEEN "))[5:])
+    assert seen == {"backend": False, "gc": True, "frozen": seen["frozen"]} and seen["frozen"] > 0

@@ -6,6 +6,8 @@ import gc
 import logging
 from typing import TYPE_CHECKING
 
+import anyio
+
 from acpwire.config import Settings
 from acpwire.rpc import stdio_streams
 
@@ -15,6 +17,9 @@ if TYPE_CHECKING:
     from .app import Runtime
 
 logger = logging.getLogger(__name__)
+
+SETTLE_AFTER_S = 5.0
+"""The collector resumes at the latest this long after start-up began."""
 
 
 def settle_gc() -> None:
@@ -39,11 +44,19 @@ async def run_stdio(settings: Settings, unstable: bool = True) -> None:
             made.append(Runtime.create(settings, factory))
         return made[0]
 
+    async def settle_anyway() -> None:
+        # A client that never gets as far as a backend (no initialize, no session) must
+        # not leave the collector paused.
+        await anyio.sleep(SETTLE_AFTER_S)
+        settle_gc()
+
     logger.info("acpwire serving ACP on stdio (config home %s)", settings.home)
     try:
-        async with stdio_streams() as (receive, send):
+        async with stdio_streams() as (receive, send), anyio.create_task_group() as tg:
+            tg.start_soon(settle_anyway)
             station = Station(factory, runtime, unstable=unstable, on_ready=settle_gc)
             await serve_connection(station, receive, send)
+            tg.cancel_scope.cancel()
     finally:
         for opened in made:
             opened.close()
