@@ -123,6 +123,25 @@ def test_default_mcp_transports_are_what_the_mcp_host_connects() -> None:
     assert {"http": host.supports_http, "sse": host.supports_sse} == DEFAULT_MCP_TRANSPORTS
 
 
+def _backend_process(script: str, home: Path) -> subprocess.Popen[bytes]:
+    """``script`` (which ends by running ``acpwire``'s main) in a fresh interpreter, on
+    pipes; it writes a ``SEEN {json}`` line to stderr at exit."""
+    return subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, "ACPWIRE_HOME": str(home)},
+    )
+
+
+def _seen(err: bytes) -> dict[str, Any]:
+    line = next(x for x in err.decode().splitlines() if x.startswith("SEEN "))
+    seen: dict[str, Any] = json.loads(line.removeprefix("SEEN "))
+    return seen
+
+
 def test_over_stdio_initialize_is_answered_before_the_session_machinery_loads(
     tmp_path: Path,
 ) -> None:
@@ -147,14 +166,7 @@ atexit.register(lambda: sys.stderr.write("SEEN " + json.dumps({
 from acpwire.__main__ import main
 main([])
 """
-    with subprocess.Popen(
-        [sys.executable, "-c", script],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=ROOT,
-        env={**os.environ, "ACPWIRE_HOME": str(tmp_path / "home")},
-    ) as child:
+    with _backend_process(script, tmp_path / "home") as child:
         assert child.stdin is not None and child.stdout is not None
         got = []
         for n, method in enumerate(("initialize", "session/list"), 1):  # as editors do
@@ -163,8 +175,7 @@ main([])
             got.append(json.loads(child.stdout.readline()))
         _, err = child.communicate(timeout=60)
     assert [a["id"] for a in got] == [1, 2] and "sessions" in got[1]["result"]
-    seen_line = next(x for x in err.decode().splitlines() if x.startswith("SEEN "))
-    seen = json.loads(seen_line.removeprefix("SEEN "))
+    seen = _seen(err)
     assert seen["at_answer"] is False and seen["at_exit"] is True
     # The collector is paused during start-up and resumes once the backend is up, with
     # the start-up objects frozen out of its scans.
@@ -211,18 +222,11 @@ atexit.register(lambda: sys.stderr.write("SEEN " + json.dumps({
 from acpwire.__main__ import main
 main([])
 """
-    with subprocess.Popen(
-        [sys.executable, "-c", script],
-        stdin=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        cwd=ROOT,
-        env={**os.environ, "ACPWIRE_HOME": str(tmp_path / "home")},
-    ) as child:
-        assert child.stdin is not None and child.stderr is not None
+    with _backend_process(script, tmp_path / "home") as child:
+        assert child.stdin is not None
         child.stdin.write(b'{"jsonrpc": "2.0", "method": "no/such_note"}\n')  # nothing more
         child.stdin.flush()
         time.sleep(1.0)
         _, err = child.communicate(timeout=60)
-    seen = json.loads(next(x for x in err.decode().splitlines() if x.startswith("SEEN "))[5:])
+    seen = _seen(err)
     assert seen == {"backend": False, "gc": True, "frozen": seen["frozen"]} and seen["frozen"] > 0
