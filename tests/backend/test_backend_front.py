@@ -230,3 +230,48 @@ main([])
         _, err = child.communicate(timeout=60)
     seen = _seen(err)
     assert seen == {"backend": False, "gc": True, "frozen": seen["frozen"]} and seen["frozen"] > 0
+
+
+async def test_an_initialize_finishing_while_the_backend_is_built_reaches_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request behind which initialize completes during the build (the MCP host is
+    slow to enter): the backend still acts on the client's initialize."""
+    import acpwire.server.app as app
+
+    built: list[Any] = []
+    original = app.build_backend
+
+    def capture(*args: Any) -> Any:
+        backend, host = original(*args)
+        built.append(backend)
+        return backend, host
+
+    monkeypatch.setattr(app, "build_backend", capture)
+    gate = anyio.Event()
+
+    class SlowHost(NoMcp):
+        async def __aenter__(self) -> SlowHost:
+            await gate.wait()
+            return self
+
+    with FakeLLM() as llm:
+        runtime = Runtime.create(make_settings(tmp_path / "home", llm.base_url))
+        station = Station(runtime.factory, lambda: runtime, mcp=SlowHost())
+        (a_recv, a_send), (c_recv, c_send) = memory_pair()
+        lines = Lines(c_recv)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(serve_connection, station, a_recv, a_send)
+                await c_send.send(request(1, "session/list", {}))  # starts the build
+                await anyio.wait_all_tasks_blocked()
+                assert len(built) == 1 and built[0].probe is None
+                init = {"protocolVersion": 1, "clientInfo": {"name": "zed", "version": "1"}}
+                await c_send.send(request(2, "initialize", init))
+                assert "protocolVersion" in (await lines.answer(2))["result"]
+                gate.set()
+                assert "sessions" in (await lines.answer(1))["result"]
+                assert built[0].probe is not None and built[0].probe.client_name == "zed"
+                tg.cancel_scope.cancel()
+        finally:
+            runtime.close()

@@ -126,6 +126,8 @@ async def serve_connection(
                 await tg.start(hold, host)
                 hosts.append(host)
                 backends.append(backend)
+                if desk.probe is not None:  # an initialize may have finished meanwhile
+                    backend.adopt(desk.probe)
                 desk.backend = backend
                 if station.on_ready is not None:
                     station.on_ready()
