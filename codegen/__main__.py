@@ -17,8 +17,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _unproduced(out: Path, files: dict[str, str]) -> list[str]:
-    """Python files under ``out`` that codegen no longer produces (paths relative to it)."""
-    found = (p.relative_to(out).as_posix() for p in out.rglob("*.py"))
+    """Python files codegen no longer produces (paths relative to ``out``), looked for only
+    in the folders it writes to: never anywhere else below ``out``."""
+    folders = {(out / name).parent for name in files}
+    found = (p.relative_to(out).as_posix() for d in folders for p in d.glob("*.py"))
     return sorted(name for name in found if name not in files)
 
 
