@@ -147,12 +147,16 @@ def _number(value: float | None, unit: str) -> str:
 
 
 def _ratio(row: Row) -> str:
-    """Two decimals; three when two would round onto the row's ratio target."""
+    """Two decimals; near the row's ratio target, as many more (up to five) as it takes
+    to show on which side of it the ratio is."""
     ratio, target = row.ratio, row.target
     if ratio is None:
         return "-"
     if target is not None and target.kind == "ratio" and abs(ratio - target.limit) < 0.005:
-        return f"{ratio:.3f}"
+        for digits in range(3, 6):
+            if f"{ratio:.{digits}f}" != f"{target.limit:.{digits}f}":
+                break
+        return f"{ratio:.{digits}f}"
     return f"{ratio:.2f}"
 
 
