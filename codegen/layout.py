@@ -67,25 +67,26 @@ def _refs(schema: Any, out: set[str]) -> set[str]:
     return out
 
 
-def _reach(defs: dict[str, Any], roots: Iterable[str]) -> set[str]:
+def _reach(deps: dict[str, set[str]], roots: Iterable[str]) -> set[str]:
     seen: set[str] = set()
-    todo = [r for r in roots if r in defs]
+    todo = [r for r in roots if r in deps]
     while todo:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
-            todo.extend(r for r in _refs(defs[name], set()) if r in defs)
+            todo.extend(deps[name])
     return seen
 
 
 def assign(defs: dict[str, Any], methods: list[Method]) -> dict[str, str]:
     """Definition name -> module name, for every definition of the shaped schema."""
+    deps = {name: {r for r in _refs(schema, set()) if r in defs} for name, schema in defs.items()}
     by_group: dict[str, list[str]] = {g.module: [] for g in GROUPS}
     for m in methods:
         by_group[method_group(m.name)] += [m.params] + ([m.result] if m.result else [])
     placed: dict[str, str] = {}
     for group in GROUPS:
-        for name in sorted(_reach(defs, by_group[group.module]) - placed.keys()):
+        for name in sorted(_reach(deps, by_group[group.module]) - placed.keys()):
             placed[name] = group.module
     for name in sorted(defs.keys() - placed.keys()):
         placed[name] = FALLBACK

@@ -84,7 +84,6 @@ class AcpEndpoint:
         self._bound: dict[str, Callable[[Any], Awaitable[Any]] | None] = {}
         self._note_routes: dict[str, tuple[Callable[[Any], Awaitable[Any]], type | None]] = {}
         self._adapters: dict[str, TypeAdapter[Any]] = {}
-        self._json_validators: dict[str, Callable[[bytes], Any]] = {}
         self._fast: dict[bytes, _FastNotification] = {}
         self._recent = _NO_FAST
         self._handler = handler
@@ -140,6 +139,15 @@ class AcpEndpoint:
         self._bound[spec.method] = bound
         return bound
 
+    async def _route(self, spec: MethodSpec) -> Callable[[Any], Awaitable[Any]] | None:
+        """The handler method for ``spec``, upgrading the handler first when the bound one
+        lacks it and an upgrade is pending."""
+        handler = self._bind(spec)
+        if handler is None and self._upgrade is not None:
+            await self.upgrade()
+            handler = self._bind(spec)
+        return handler
+
     def _params(self, spec: MethodSpec, params: object) -> object:
         if isinstance(params, BaseModel):
             return params  # built by the decoder from this method's own params type
@@ -151,10 +159,7 @@ class AcpEndpoint:
             if method.startswith("_") and self._extensions is not None:
                 return await self._extensions.ext_method(method[1:], params)
             raise method_not_found(method)
-        handler = self._bind(spec)
-        if handler is None and self._upgrade is not None:
-            await self.upgrade()
-            handler = self._bind(spec)
+        handler = await self._route(spec)
         if handler is None:
             raise method_not_found(method)
         token = _CURRENT.set(ctx)
@@ -191,16 +196,11 @@ class AcpEndpoint:
             elif not method.startswith("$/"):
                 logger.info("ignored unknown notification %r", method)
             return
-        handler = self._bind(spec)
-        if handler is None and self._upgrade is not None:
-            await self.upgrade()
-            handler = self._bind(spec)
+        handler = await self._route(spec)
         if handler is None:
             logger.info("ignored notification %r: not implemented", method)
             return
-        model = spec.params
-        is_model = isinstance(model, type) and issubclass(model, BaseModel)
-        self._note_routes[method] = (handler, model if is_model else None)
+        self._note_routes[method] = (handler, _model_class(spec))
         await self.on_notification(method, params)
 
     # -- decoding --------------------------------------------------------------------
@@ -271,19 +271,15 @@ class AcpEndpoint:
         return fast
 
     def _json_validator(self, spec: MethodSpec) -> Callable[[bytes], Any]:
-        validate = self._json_validators.get(spec.method)
-        if validate is None:
-            # A model class validates itself (one layer less than a TypeAdapter).
-            params = spec.params
-            is_model = isinstance(params, type) and issubclass(params, BaseModel)
-            if is_model:
-                # Reading the attribute builds a deferred model; the bound method is the
-                # compiled validator's own, skipping pydantic's Python wrapper.
-                validate = params.__pydantic_validator__.validate_json
-            else:
-                validate = self._adapter(spec).validate_json
-            self._json_validators[spec.method] = validate
-        return validate
+        """(Called once per method: :meth:`_learn` keeps the result.)"""
+        model = _model_class(spec)
+        if model is not None:
+            # A model class validates itself (one layer less than a TypeAdapter). Reading
+            # the attribute builds a deferred model; the bound method is the compiled
+            # validator's own, skipping pydantic's Python wrapper.
+            validate: Callable[[bytes], Any] = model.__pydantic_validator__.validate_json
+            return validate
+        return self._adapter(spec).validate_json
 
     def _adapter(self, spec: MethodSpec) -> TypeAdapter[Any]:
         adapter = self._adapters.get(spec.method)
@@ -312,6 +308,12 @@ def _never(_: bytes) -> Any:
 _NO_FAST: Final[_FastNotification] = (b"\0", "", _never, 0)
 """No fast path: its prefix (a NUL byte) starts no JSON line."""
 _METHOD: Final = re.compile(rb'"method"\s*:\s*"([^"\\]{1,128})"')
+
+
+def _model_class(spec: MethodSpec) -> type[BaseModel] | None:
+    """The params type of ``spec`` when it is a model class (not a union alias)."""
+    params = spec.params
+    return params if isinstance(params, type) and issubclass(params, BaseModel) else None
 
 
 def _short(exc: ValidationError) -> str:

@@ -9,13 +9,12 @@ fraction of the cost. Everything else goes through the models.
 from __future__ import annotations
 
 import json
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 ChunkKind = Literal["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]
 
 _KINDS: Final[dict[str, bytes]] = {
-    kind: b'"},"sessionUpdate":"' + kind.encode() + b'"}}'
-    for kind in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk")
+    kind: b'"},"sessionUpdate":"' + kind.encode() + b'"}}' for kind in get_args(ChunkKind)
 }
 
 

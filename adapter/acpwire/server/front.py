@@ -107,8 +107,7 @@ async def serve_connection(
         lambda client: FrontDesk(client, station), receive, send, unstable=station.unstable
     )
     desk = link.handler
-    backends: list[AcpBackend] = []
-    hosts: list[McpHost] = []
+    built: list[tuple[AcpBackend, McpHost]] = []  # at most one: the endpoint upgrades once
     closed = anyio.Event()
     try:
         async with anyio.create_task_group() as tg:
@@ -124,8 +123,7 @@ async def serve_connection(
 
                 backend, host = build_backend(station, desk.client, desk.probe)
                 await tg.start(hold, host)
-                hosts.append(host)
-                backends.append(backend)
+                built.append((backend, host))
                 if desk.probe is not None:  # an initialize may have finished meanwhile
                     backend.adopt(desk.probe)
                 desk.backend = backend
@@ -145,9 +143,8 @@ async def serve_connection(
                 closed.set()
     finally:
         with anyio.CancelScope(shield=True):
-            for backend in backends:
+            for backend, host in built:
                 for state in backend.manager.open_sessions():
                     await backend.turns.stop(state, reason="connection closed")
-            for host in hosts:
                 await host.shutdown()
         logger.info("connection closed")
