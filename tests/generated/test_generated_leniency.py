@@ -228,3 +228,28 @@ def test_invalid_required_fields_in_requests_still_fail() -> None:
         m.PlanEntry.model_validate({"content": "x", "priority": 3, "status": "pending"})
     with pytest.raises(ValidationError):
         TypeAdapter(m.RequestPermissionOutcome).validate_python({"outcome": "selected"})
+
+
+def test_json_decoding_does_not_cache_strings() -> None:
+    """AcpModel's ``cache_strings=False``: each decoded message gets strings of its own
+    (pydantic's default would hand both messages the same cached ``str`` objects)."""
+    line = json.dumps(
+        {
+            "sessionId": SESSION,
+            "_meta": {"trace": 1},
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": "one repeated text"},
+            },
+        }
+    )
+    first, second = (m.SessionNotification.model_validate_json(line) for _ in range(2))
+    assert first == second
+    assert first.session_id is not second.session_id
+    assert first.meta is not None and second.meta is not None
+    assert next(iter(first.meta)) is not next(iter(second.meta))
+    assert isinstance(first.update, m.SessionUpdateAgentMessageChunk)
+    assert isinstance(second.update, m.SessionUpdateAgentMessageChunk)
+    assert isinstance(first.update.content, m.ContentBlockText)
+    assert isinstance(second.update.content, m.ContentBlockText)
+    assert first.update.content.text is not second.update.content.text
