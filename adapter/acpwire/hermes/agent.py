@@ -18,7 +18,9 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from acpwire.agent.cancel import CancelToken
 from acpwire.agent.seam import Message, ToolEnd, TurnHooks, TurnResult
+from acpwire.hermes.mcp_tools import HermesTools
 from acpwire.hermes.modules import hermes_module
 from acpwire.hermes.results import COUNTERS, turn_result, usage_delta
 from acpwire.hermes.turn import CallIds, bind_turn, turn_callbacks
@@ -30,7 +32,8 @@ class HermesAgent:
     """A ``SyncAgent`` over one ``run_agent.AIAgent`` (typed ``Any``: Hermes is optional).
 
     ``task_id`` is the stable public session id: Hermes keys the tools' cwd and caches by
-    it, while ``agent.session_id`` (the internal id) may rotate.
+    it, while ``agent.session_id`` (the internal id) may rotate. ``tools`` takes the
+    editor's MCP tools (:mod:`acpwire.hermes.mcp_tools`).
     """
 
     def __init__(self, agent: Any, *, task_id: str, cwd: str) -> None:
@@ -40,6 +43,8 @@ class HermesAgent:
         self._running = False
         self._used_ids: set[str] = set()
         self._default_reasoning = getattr(agent, "reasoning_config", None)
+        self._turn_cancel: CancelToken | None = None
+        self.tools = HermesTools(agent, task_id, lambda: self._turn_cancel)
         agent.session_cwd = cwd
         agent._print_fn = lambda *a, **k: print(*a, **{**k, "file": sys.stderr})
 
@@ -83,6 +88,8 @@ class HermesAgent:
         with self._lock:
             if self._running:
                 self._agent.interrupt()
+                if self._turn_cancel is not None:
+                    self._turn_cancel.cancel()  # releases a waiting MCP tool call
 
     def steer(self, text: str) -> bool:
         with self._lock:
@@ -143,6 +150,7 @@ class HermesAgent:
                 with self._lock:
                     self._agent.clear_interrupt()
                     self._running = True
+                    self._turn_cancel = CancelToken()
                 result = self._agent.run_conversation(
                     user_message=content, conversation_history=history, task_id=self._task_id
                 )
@@ -152,6 +160,7 @@ class HermesAgent:
             finally:
                 with self._lock:
                     self._running = False
+                    self._turn_cancel = None
                     self._agent.clear_interrupt()
                 self._install(dict.fromkeys(callbacks))
         for call_id, name, args in calls.remaining():

@@ -1,7 +1,8 @@
 """Which agents can take MCP tools: the runtime-checkable view of a tool registry.
 
 Kept apart from the MCP SDK so the check costs no import: an agent without a registry
-(the Hermes agent) never loads the SDK for the servers it cannot use.
+never loads the SDK for the servers it cannot use. The embedded agent's registry and the
+Hermes agent's (:class:`acpwire.hermes.mcp_tools.HermesTools`) both qualify.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ class ToolSink(Protocol):
 
 @runtime_checkable
 class HasToolRegistry(Protocol):
-    """An agent whose tools can be extended at runtime (the embedded ``DefaultAgent``)."""
+    """An agent whose tools can be extended at runtime (``DefaultAgent``, ``HermesAgent``)."""
 
     @property
     def tools(self) -> ToolSink: ...
