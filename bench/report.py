@@ -217,13 +217,16 @@ ANALYSIS = """\
 ## Where the time goes
 
 * **Decode.** One pydantic-core pass from the params bytes to the generated models costs
-  about 2.0 µs for this message (four models, two discriminated unions); the decoder
-  adds about 0.5 µs: one `startswith` against the prefix of the last notification, the
-  slice, the message object. That is 2x the SDK's `json.loads` + `model_validate` with
-  little to spare (row 1 moves between 0.49 and 0.51 from run to run); the remaining
-  Python work is a method call, a slice and one small object. With dispatch on both
-  sides (row 2) acpwire is well over 2x; row 3 counts our dispatch against the SDK's
-  decode alone.
+  about 1.95 µs for this message (three model instances, two discriminated unions, the
+  open-union fallback). A model instance costs pydantic-core about 0.24 µs more than the
+  same fields as a TypedDict, so for typed models this pass is near the floor. The
+  generated models skip pydantic-core's string cache (`cache_strings=False`: the
+  strings of a stream are seldom repeated, and the lookups cost about 4 % of a decode).
+  The decoder adds about 0.45 µs: a method call, one `startswith` against the prefix of
+  the last notification, the slice, the message object. Row 1 moves between 0.48 and
+  0.50 from run to run (0.49-0.51 before the string cache was turned off). With dispatch
+  on both sides (row 2) acpwire is well over 2x; row 3 counts our dispatch against the
+  SDK's decode alone.
 * **Encode.** Three nested model constructors (row 6) validate one model at a time, and
   a discriminated union finds its tag on a model instance slowly (about 0.5 µs per
   union); `acpwire.builders.text_chunk` hands pydantic-core the nested data once (about
@@ -247,8 +250,8 @@ ANALYSIS = """\
   it once per batch; plain text updates (live and replayed) go out pre-encoded; a new or
   restored session builds its agent after the answer; every model client shares one
   TLS context (httpx would load the CA bundle per client, ~20 ms).
-* **Memory.** The backend peaks at about 45 MiB after `initialize` and under 60 MiB
-  after 20 sessions have streamed, a third of Hermes'. The minimal agents are within a
+* **Memory.** The backend peaks at under 40 MiB after `initialize` and under 60 MiB
+  after 20 sessions have streamed, about a third of Hermes'. The minimal agents are within a
   few MiB of each other: both hold the same pydantic runtime, and the generated models
   cost about as much memory as the SDK's.
 """
