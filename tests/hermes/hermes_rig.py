@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 import subprocess
 from collections import defaultdict
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
@@ -24,6 +24,7 @@ from acp_v1 import models as m
 from acp_v1.interfaces import Client
 from acp_v1.peers import AgentPeer
 from acpwire.link import ClientConnection
+from bench.model_server import BenchModelServer
 
 REPO = Path(__file__).resolve().parents[2]
 VENV_PYTHON = REPO / "bench" / ".venvs" / "hermes-acpwire" / "bin" / "python"
@@ -31,6 +32,8 @@ U = TypeVar("U")
 Chunk = m.SessionUpdateAgentMessageChunk | m.SessionUpdateAgentThoughtChunk
 DEAD_PROXY = "http://127.0.0.1:9"
 MODEL = "bench-model"
+STEP_S = 90.0
+"""The most one request of an end-to-end test may take."""
 
 
 def hermes_python() -> tuple[str | None, str]:
@@ -59,6 +62,31 @@ def hermes_python() -> tuple[str | None, str]:
     if not Path(words[1]).resolve().is_relative_to(REPO):
         return None, f"{python} imports acpwire from {words[1]}, not from this checkout"
     return python, ""
+
+
+@contextmanager
+def model_server(rules: Iterable[Mapping[str, Any]]) -> Iterator[BenchModelServer]:
+    """The loopback model server playing ``rules``, running for the block."""
+    server = BenchModelServer(rules=rules, model=MODEL)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def rig_dirs(tmp_path: Path) -> dict[str, Path]:
+    """Fresh homes for Hermes and acpwire, the session's ``work`` directory and the
+    process's ``launch`` directory (a different one, so relative paths show)."""
+    paths = {name: tmp_path / name for name in ("hermes", "acpwire", "work", "launch")}
+    for path in paths.values():
+        path.mkdir()
+    return paths
+
+
+def tool_call(call_id: str, name: str, **args: Any) -> dict[str, Any]:
+    """One tool call of a scripted model reply."""
+    return {"id": call_id, "name": name, "arguments": args}
 
 
 def hermes_env(hermes_home: Path, acpwire_home: Path, base_url: str | None) -> dict[str, str]:

@@ -19,13 +19,19 @@ import pytest
 from acp_v1 import models as m
 from acpwire.rpc import RpcError
 from bench.model_server import BenchModelServer
-from tests.hermes.hermes_rig import Editor, backend, hermes_env, hermes_python, text_prompt
+from tests.hermes.hermes_rig import (
+    STEP_S,
+    Editor,
+    backend,
+    hermes_env,
+    model_server,
+    rig_dirs,
+    text_prompt,
+    tool_call,
+)
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.timeout(240)]
 
-PYTHON, WHY_NOT = hermes_python()
-needs_hermes = pytest.mark.skipif(PYTHON is None, reason=WHY_NOT)
-STEP_S = 90.0
 
 TODOS = [
     {"id": "1", "content": "write hello", "status": "in_progress"},
@@ -34,45 +40,35 @@ TODOS = [
 V4A = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-beta\n+gamma\n*** End Patch\n"
 
 
-def _call(call_id: str, name: str, **args: Any) -> dict[str, Any]:
-    return {"id": call_id, "name": name, "arguments": args}
-
-
 RULES: list[dict[str, Any]] = [
     {"match": "greet", "reasoning": "A greeting.", "text": "Hi there, friend!", "usage": {"prompt_tokens": 11, "completion_tokens": 7}},
-    {"match": "PLAN", "times": 1, "text": "Planning.", "tool_calls": [_call("call_todo", "todo", todos=TODOS)]},
-    {"match": "PLAN", "times": 1, "tool_calls": [_call("call_write", "write_file", path="hello.txt", content="hi from hermes\n")]},
-    {"match": "PLAN", "times": 1, "tool_calls": [_call("call_patch", "patch", path="notes.txt", old_string="alpha", new_string="beta")]},
-    {"match": "PLAN", "times": 1, "tool_calls": [_call("call_v4a", "patch", mode="patch", patch=V4A)]},
+    {"match": "PLAN", "times": 1, "text": "Planning.", "tool_calls": [tool_call("call_todo", "todo", todos=TODOS)]},
+    {"match": "PLAN", "times": 1, "tool_calls": [tool_call("call_write", "write_file", path="hello.txt", content="hi from hermes\n")]},
+    {"match": "PLAN", "times": 1, "tool_calls": [tool_call("call_patch", "patch", path="notes.txt", old_string="alpha", new_string="beta")]},
+    {"match": "PLAN", "times": 1, "tool_calls": [tool_call("call_v4a", "patch", mode="patch", patch=V4A)]},
     {"match": "PLAN", "times": 1, "text": "All done."},
-    {"match": "DANGER", "times": 1, "tool_calls": [_call("call_rm", "terminal", command="rm -rf ./junk_dir")]},
+    {"match": "DANGER", "times": 1, "tool_calls": [tool_call("call_rm", "terminal", command="rm -rf ./junk_dir")]},
     {"match": "DANGER", "times": 1, "text": "I left it alone."},
     {"match": "SLOW", "times": 1, "text": "slow " * 60, "chunks": 60, "delay": 0.2},
-    {"match": "SLEEPY", "times": 1, "tool_calls": [_call("call_sleep", "terminal", command="sleep 60")]},
+    {"match": "SLEEPY", "times": 1, "tool_calls": [tool_call("call_sleep", "terminal", command="sleep 60")]},
 ]  # fmt: skip
 
 
 @pytest.fixture
 def llm() -> Iterator[BenchModelServer]:
-    server = BenchModelServer(rules=RULES, model="bench-model")
-    server.start()
-    try:
+    with model_server(RULES) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
 def dirs(tmp_path: Path) -> dict[str, Path]:
-    paths = {name: tmp_path / name for name in ("hermes", "acpwire", "work", "launch")}
-    for path in paths.values():
-        path.mkdir()
+    paths = rig_dirs(tmp_path)
     (paths["work"] / "junk_dir").mkdir()
     (paths["work"] / "notes.txt").write_text("alpha\n")
     return paths
 
 
-def _by_call(editor: Editor, session: str) -> dict[str, list[str]]:
+def _bytool_call(editor: Editor, session: str) -> dict[str, list[str]]:
     """Tool call id -> the statuses it went through (start first)."""
     seen: dict[str, list[str]] = {}
     for n in editor.updates[session]:
@@ -90,15 +86,13 @@ def _diffs(request: m.RequestPermissionRequest) -> list[tuple[str, str | None, s
     ]
 
 
-@needs_hermes
 @pytest.mark.anyio
 async def test_conversation_tools_approvals_commands_and_replay(
-    llm: BenchModelServer, dirs: dict[str, Path]
+    hermes_py: str, llm: BenchModelServer, dirs: dict[str, Path]
 ) -> None:
-    assert PYTHON is not None
     env = hermes_env(dirs["hermes"], dirs["acpwire"], llm.base_url)
     work, log = dirs["work"], dirs["acpwire"] / "stderr.log"
-    async with backend(PYTHON, env, cwd=dirs["launch"], log=log) as link:
+    async with backend(hermes_py, env, cwd=dirs["launch"], log=log) as link:
         ed = link.handler
         with anyio.fail_after(STEP_S):
             new = await link.peer.session_new(m.NewSessionRequest(cwd=str(work), mcp_servers=[]))
@@ -130,7 +124,7 @@ async def test_conversation_tools_approvals_commands_and_replay(
         with anyio.fail_after(STEP_S):
             done = await link.peer.session_prompt(text_prompt(sid, "PLAN the work"))
         assert done.stop_reason == "end_turn"
-        calls = _by_call(ed, sid)
+        calls = _bytool_call(ed, sid)
         for call_id in ("call_todo", "call_write", "call_patch", "call_v4a"):
             assert calls[call_id][-1] == "completed", (call_id, calls[call_id])
             assert calls[call_id].count("completed") == 1
@@ -157,7 +151,7 @@ async def test_conversation_tools_approvals_commands_and_replay(
         (asked,) = [r for r in ed.permissions if r.tool_call.kind == "execute"]
         assert "rm -rf ./junk_dir" in (asked.tool_call.title or "")
         assert asked.tool_call.tool_call_id == "call_rm"
-        assert _by_call(ed, sid)["call_rm"][-1] == "failed"
+        assert _bytool_call(ed, sid)["call_rm"][-1] == "failed"
         assert (work / "junk_dir").is_dir()
 
         with anyio.fail_after(STEP_S):
@@ -166,13 +160,13 @@ async def test_conversation_tools_approvals_commands_and_replay(
             await link.peer.session_prompt(text_prompt(sid, "/compact"))
             assert "Context compressed: " in ed.text(sid)
 
-    async with backend(PYTHON, env, cwd=dirs["launch"], log=log) as link:
+    async with backend(hermes_py, env, cwd=dirs["launch"], log=log) as link:
         ed = link.handler
         with anyio.fail_after(STEP_S):
             await link.peer.session_load(
                 m.LoadSessionRequest(session_id=sid, cwd=str(work), mcp_servers=[])
             )
-        replayed = _by_call(ed, sid)
+        replayed = _bytool_call(ed, sid)
         assert replayed["call_rm"] == ["in_progress", "failed"]
         assert ed.of(sid, m.SessionUpdateUserMessageChunk)  # the conversation came back
         with anyio.fail_after(STEP_S):
@@ -181,15 +175,13 @@ async def test_conversation_tools_approvals_commands_and_replay(
         assert ed.text(sid).endswith("Hi there, friend!")
 
 
-@needs_hermes
 @pytest.mark.anyio
 async def test_cancel_stops_replies_and_commands_and_never_sticks(
-    llm: BenchModelServer, dirs: dict[str, Path]
+    hermes_py: str, llm: BenchModelServer, dirs: dict[str, Path]
 ) -> None:
-    assert PYTHON is not None
     env = hermes_env(dirs["hermes"], dirs["acpwire"], llm.base_url)
     log = dirs["acpwire"] / "stderr.log"
-    async with backend(PYTHON, env, cwd=dirs["launch"], log=log) as link:
+    async with backend(hermes_py, env, cwd=dirs["launch"], log=log) as link:
         ed = link.handler
         with anyio.fail_after(STEP_S):
             new = await link.peer.session_new(
@@ -215,10 +207,10 @@ async def test_cancel_stops_replies_and_commands_and_never_sticks(
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(prompt, "SLEEPY command")
-                await ed.wait_until(lambda: "call_sleep" in _by_call(ed, sid))
+                await ed.wait_until(lambda: "call_sleep" in _bytool_call(ed, sid))
                 await link.peer.session_cancel(cancel)
             assert results[-1].stop_reason == "cancelled"
-            assert _by_call(ed, sid)["call_sleep"][-1] == "failed"
+            assert _bytool_call(ed, sid)["call_sleep"][-1] == "failed"
 
             before = ed.text(sid)
             await prompt("greet me again")
@@ -226,14 +218,13 @@ async def test_cancel_stops_replies_and_commands_and_never_sticks(
             assert ed.text(sid)[len(before) :].endswith("Hi there, friend!")
 
 
-@needs_hermes
 @pytest.mark.anyio
 async def test_without_a_hermes_provider_new_sessions_need_authentication(
+    hermes_py: str,
     dirs: dict[str, Path],
 ) -> None:
-    assert PYTHON is not None
     env = hermes_env(dirs["hermes"], dirs["acpwire"], None)
-    async with backend(PYTHON, env, cwd=dirs["launch"], log=dirs["acpwire"] / "err") as link:
+    async with backend(hermes_py, env, cwd=dirs["launch"], log=dirs["acpwire"] / "err") as link:
         with anyio.fail_after(STEP_S), pytest.raises(RpcError) as caught:
             await link.peer.session_new(m.NewSessionRequest(cwd=str(dirs["work"]), mcp_servers=[]))
     assert caught.value.code == -32000

@@ -19,17 +19,23 @@ import pytest
 
 from acp_v1 import models as m
 from bench.model_server import BenchModelServer
-from tests.hermes.hermes_rig import Editor, backend, hermes_env, hermes_python, text_prompt
+from tests.hermes.hermes_rig import (
+    STEP_S,
+    Editor,
+    backend,
+    hermes_env,
+    model_server,
+    rig_dirs,
+    text_prompt,
+    tool_call,
+)
 from tests.mcp.support import echo_entry
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.timeout(240)]
 
-PYTHON, WHY_NOT = hermes_python()
-STEP_S = 90.0
-
 
 def _echo_then_answer(tag: str, text: str) -> list[dict[str, Any]]:
-    call = {"id": f"call_{tag}", "name": "echo__echo", "arguments": {"text": text}}
+    call = tool_call(f"call_{tag}", "echo__echo", text=text)
     return [
         {"match": f"ECHO {tag}", "times": 1, "tool_calls": [call]},
         {"match": f"ECHO {tag}", "times": 1, "text": f"echoed {tag}"},
@@ -42,26 +48,15 @@ RULES = [
     *_echo_then_answer("b2", "again"),
     *_echo_then_answer("d1", "back"),
     {"match": "hello", "text": "Hello."},
-    {"match": "BLOCK", "times": 1, "tool_calls": [{"id": "call_block", "name": "echo__block", "arguments": {}}]},
+    {"match": "BLOCK", "times": 1, "tool_calls": [tool_call("call_block", "echo__block")]},
     {"match": "BLOCK", "text": "Stopped."},
 ]  # fmt: skip
 
 
 @pytest.fixture
 def llm() -> Iterator[BenchModelServer]:
-    server = BenchModelServer(rules=RULES, model="bench-model")
-    server.start()
-    try:
+    with model_server(RULES) as server:
         yield server
-    finally:
-        server.stop()
-
-
-def _dirs(tmp_path: Path) -> dict[str, Path]:
-    dirs = {name: tmp_path / name for name in ("hermes", "acpwire", "work", "launch")}
-    for path in dirs.values():
-        path.mkdir()
-    return dirs
 
 
 def _tool_names(body: dict[str, Any]) -> set[str]:
@@ -87,16 +82,14 @@ def _statuses(editor: Editor, session: str, call_id: str) -> list[str]:
     ]
 
 
-@pytest.mark.skipif(PYTHON is None, reason=WHY_NOT)
 @pytest.mark.anyio
 async def test_each_session_calls_its_own_mcp_servers(
-    llm: BenchModelServer, tmp_path: Path
+    hermes_py: str, llm: BenchModelServer, tmp_path: Path
 ) -> None:
-    assert PYTHON is not None
-    dirs = _dirs(tmp_path)
+    dirs = rig_dirs(tmp_path)
     env = hermes_env(dirs["hermes"], dirs["acpwire"], llm.base_url)
     work = str(dirs["work"])
-    async with backend(PYTHON, env, cwd=dirs["launch"], log=dirs["acpwire"] / "err.log") as link:
+    async with backend(hermes_py, env, cwd=dirs["launch"], log=dirs["acpwire"] / "err.log") as link:
         ed, peer = link.handler, link.peer
 
         async def new(*servers: m.McpServerStdio) -> str:
@@ -140,13 +133,13 @@ async def test_each_session_calls_its_own_mcp_servers(
         assert _tool_result(body, "call_d1") == "D:back"
 
 
-@pytest.mark.skipif(PYTHON is None, reason=WHY_NOT)
 @pytest.mark.anyio
-async def test_cancel_releases_a_waiting_mcp_call(llm: BenchModelServer, tmp_path: Path) -> None:
-    assert PYTHON is not None
-    dirs = _dirs(tmp_path)
+async def test_cancel_releases_a_waiting_mcp_call(
+    hermes_py: str, llm: BenchModelServer, tmp_path: Path
+) -> None:
+    dirs = rig_dirs(tmp_path)
     env = hermes_env(dirs["hermes"], dirs["acpwire"], llm.base_url)
-    async with backend(PYTHON, env, cwd=dirs["launch"], log=dirs["acpwire"] / "err.log") as link:
+    async with backend(hermes_py, env, cwd=dirs["launch"], log=dirs["acpwire"] / "err.log") as link:
         ed, peer = link.handler, link.peer
         with anyio.fail_after(STEP_S):
             made = await peer.session_new(

@@ -25,15 +25,12 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
 
 from acpwire.agent.cancel import CancelToken
-from acpwire.agent.tools.base import ToolOutcome
+from acpwire.agent.tools.base import Tool, ToolOutcome
 from acpwire.hermes.modules import hermes_module
-
-if TYPE_CHECKING:
-    from acpwire.agent.tools.base import Tool
 
 logger = logging.getLogger(__name__)
 
@@ -43,15 +40,10 @@ toolsets replace each other's tools and its own MCP code leaves them alone)."""
 
 
 @runtime_checkable
-class CallableTool(Protocol):
-    """A tool that can be called from any worker thread (``acpwire.mcp.tools.McpTool``)."""
+class CallableTool(Tool, Protocol):
+    """A tool that can also be called from any worker thread without a ``ToolContext``
+    (``acpwire.mcp.tools.McpTool``)."""
 
-    @property
-    def name(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def parameters(self) -> Mapping[str, Any]: ...
     def call(self, args: dict[str, Any], cancel: CancelToken | None = None) -> ToolOutcome: ...
 
 
