@@ -4,7 +4,8 @@ It is the tests' scripted fake LLM (``tests/support/fake_llm.py``) plus the two 
 Hermes needs that the tests do not: a context window in the model listing (Hermes refuses
 models under 64,000 tokens and probes ``GET /v1/models`` and ``GET /v1/models/<id>``), and
 a short fixed answer to non-streamed calls (Hermes generates a session title with one
-after a turn; the scripted rules must only feed the measured, streamed turns).
+after a turn; the scripted rules must only feed the measured, streamed turns). Tests set
+that answer with ``aux_text`` (``"DENY"`` makes Hermes' smart approval refuse commands).
 
     python -m bench.model_server --script replies.json --ready-file url.txt
 """
@@ -38,8 +39,10 @@ class BenchModelServer(FakeLLM):
         rules: Iterable[Reply | Mapping[str, Any]] = (),
         model: str = "bench-model",
         port: int = 0,
+        aux_text: str = AUX_REPLY,
     ) -> None:
         super().__init__(script, rules=rules, model=model, port=port)
+        self.aux_text = aux_text
         # socketserver listens with a backlog of 5; twenty sessions connecting at once
         # would overflow it and see resets or a 1 s SYN retry. Listening again resizes it.
         self._server.socket.listen(LISTEN_BACKLOG)
@@ -51,7 +54,7 @@ class BenchModelServer(FakeLLM):
         if not body.get("stream"):
             with self._cond:
                 self.aux_calls += 1
-            return Reply(text=AUX_REPLY, usage={"prompt_tokens": 10, "completion_tokens": 2})
+            return Reply(text=self.aux_text, usage={"prompt_tokens": 10, "completion_tokens": 2})
         return super()._next_reply(body)
 
 

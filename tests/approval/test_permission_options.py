@@ -59,6 +59,16 @@ def test_command_options_without_reject_always_or_permanent() -> None:
     assert [o.option_id for o in no_permanent] == ["allow_once", "allow_session", "deny"]
 
 
+def test_one_time_override_offers_only_once_or_deny() -> None:
+    """An override of the agent's own refusal covers one run: no scope to remember."""
+    for allow_permanent in (True, False):
+        options = build_command_options(ALL_KINDS, allow_permanent=allow_permanent, one_time=True)
+        assert [(o.option_id, str(o.kind)) for o in options] == [
+            ("allow_once", "allow_once"),
+            ("deny", "reject_once"),
+        ]
+
+
 def test_edit_options() -> None:
     options = build_edit_options()
     assert [(o.option_id, o.name, str(o.kind)) for o in options] == [

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
+from acp_v1 import models as m
 from acpwire import __version__
-from tests.backend.harness import Rig, rig
+from tests.backend.harness import STEP_S, Rig, rig
 
 pytestmark = pytest.mark.anyio
 
@@ -109,3 +111,51 @@ async def test_unknown_command_goes_to_the_model(tmp_path: Path) -> None:
         await r.prompt(sid, "/foo bar")
         assert r.editor.text(sid) == "You said: /foo bar"
         assert len(r.llm.requests) == 1
+
+
+async def test_a_prompt_during_compact_is_queued_and_kept(tmp_path: Path) -> None:
+    """The session is busy while /compact summarises: a prompt sent meanwhile is queued,
+    runs after the compaction, and its exchange stays in the (compacted) history."""
+    async with rig(tmp_path) as r:
+        sid = await r.new()
+        for n in range(4):
+            await r.prompt(sid, f"message number {n} " + "padding " * 50)
+        before = len(r.llm.requests)
+        r.llm.push({"text": "A summary.", "initial_delay": 1.0})
+        results: list[m.PromptResponse] = []
+        async with anyio.create_task_group() as tg:
+
+            async def compact() -> None:
+                results.append(await r.prompt(sid, "/compact"))
+
+            tg.start_soon(compact)
+            with anyio.fail_after(STEP_S):
+                while len(r.llm.requests) == before:  # the summary request is out
+                    await anyio.sleep(0.01)
+            during = await r.prompt(sid, "sent during compaction")
+            assert during.stop_reason == "end_turn"
+            assert r.editor.text(sid).endswith("Queued for the next turn. (1 queued)")
+        assert [x.stop_reason for x in results] == ["end_turn"]
+        assert r.editor.text(sid).endswith("You said: sent during compaction")
+        await r.prompt(sid, "next")
+        users = [x["content"] for x in r.llm.requests[-1]["messages"] if x["role"] == "user"]
+        assert "sent during compaction" in users
+
+
+async def test_cancel_during_compact_leaves_no_prompt_for_steer(tmp_path: Path) -> None:
+    """A cancel while /compact runs interrupts no turn: a later /steer is a plain prompt,
+    not a replay of the last finished one."""
+    async with rig(tmp_path) as r:
+        sid = await r.new()
+        await r.prompt(sid, "an earlier finished prompt " + "padding " * 50)
+        await r.prompt(sid, "another one " + "padding " * 50)
+        before = len(r.llm.requests)
+        r.llm.push({"text": "A summary.", "initial_delay": 0.5})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(r.prompt, sid, "/compact")
+            with anyio.fail_after(STEP_S):
+                while len(r.llm.requests) == before:
+                    await anyio.sleep(0.01)
+            await r.cancel(sid)
+        await r.prompt(sid, "/steer be brief")
+        assert r.editor.text(sid).endswith("You said: be brief")

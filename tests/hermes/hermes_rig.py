@@ -24,7 +24,7 @@ from acp_v1 import models as m
 from acp_v1.interfaces import Client
 from acp_v1.peers import AgentPeer
 from acpwire.link import ClientConnection
-from bench.model_server import BenchModelServer
+from bench.model_server import AUX_REPLY, BenchModelServer
 
 REPO = Path(__file__).resolve().parents[2]
 VENV_PYTHON = REPO / "bench" / ".venvs" / "hermes-acpwire" / "bin" / "python"
@@ -65,9 +65,12 @@ def hermes_python() -> tuple[str | None, str]:
 
 
 @contextmanager
-def model_server(rules: Iterable[Mapping[str, Any]]) -> Iterator[BenchModelServer]:
-    """The loopback model server playing ``rules``, running for the block."""
-    server = BenchModelServer(rules=rules, model=MODEL)
+def model_server(
+    rules: Iterable[Mapping[str, Any]], aux_text: str = AUX_REPLY
+) -> Iterator[BenchModelServer]:
+    """The loopback model server playing ``rules`` (``aux_text``: its answer to Hermes'
+    auxiliary calls), running for the block."""
+    server = BenchModelServer(rules=rules, model=MODEL, aux_text=aux_text)
     server.start()
     try:
         yield server
@@ -89,13 +92,16 @@ def tool_call(call_id: str, name: str, **args: Any) -> dict[str, Any]:
     return {"id": call_id, "name": name, "arguments": args}
 
 
-def hermes_env(hermes_home: Path, acpwire_home: Path, base_url: str | None) -> dict[str, str]:
-    """The child's environment; ``base_url`` None leaves Hermes without a provider."""
+def hermes_env(
+    hermes_home: Path, acpwire_home: Path, base_url: str | None, *, config: str = ""
+) -> dict[str, str]:
+    """The child's environment; ``base_url`` None leaves Hermes without a provider.
+    ``config``: more of Hermes' ``config.yaml`` (YAML text)."""
     hermes_home.mkdir(parents=True, exist_ok=True)
     if base_url is not None:
         (hermes_home / "config.yaml").write_text(
             f"model:\n  provider: custom\n  base_url: {base_url}\n  default: {MODEL}\n"
-            "  api_key: sk-test-local\n",
+            f"  api_key: sk-test-local\n{config}",
             encoding="utf-8",
         )
     env = {

@@ -68,7 +68,7 @@ def dirs(tmp_path: Path) -> dict[str, Path]:
     return paths
 
 
-def _bytool_call(editor: Editor, session: str) -> dict[str, list[str]]:
+def _by_call(editor: Editor, session: str) -> dict[str, list[str]]:
     """Tool call id -> the statuses it went through (start first)."""
     seen: dict[str, list[str]] = {}
     for n in editor.updates[session]:
@@ -124,7 +124,7 @@ async def test_conversation_tools_approvals_commands_and_replay(
         with anyio.fail_after(STEP_S):
             done = await link.peer.session_prompt(text_prompt(sid, "PLAN the work"))
         assert done.stop_reason == "end_turn"
-        calls = _bytool_call(ed, sid)
+        calls = _by_call(ed, sid)
         for call_id in ("call_todo", "call_write", "call_patch", "call_v4a"):
             assert calls[call_id][-1] == "completed", (call_id, calls[call_id])
             assert calls[call_id].count("completed") == 1
@@ -151,7 +151,7 @@ async def test_conversation_tools_approvals_commands_and_replay(
         (asked,) = [r for r in ed.permissions if r.tool_call.kind == "execute"]
         assert "rm -rf ./junk_dir" in (asked.tool_call.title or "")
         assert asked.tool_call.tool_call_id == "call_rm"
-        assert _bytool_call(ed, sid)["call_rm"][-1] == "failed"
+        assert _by_call(ed, sid)["call_rm"][-1] == "failed"
         assert (work / "junk_dir").is_dir()
 
         with anyio.fail_after(STEP_S):
@@ -166,7 +166,7 @@ async def test_conversation_tools_approvals_commands_and_replay(
             await link.peer.session_load(
                 m.LoadSessionRequest(session_id=sid, cwd=str(work), mcp_servers=[])
             )
-        replayed = _bytool_call(ed, sid)
+        replayed = _by_call(ed, sid)
         assert replayed["call_rm"] == ["in_progress", "failed"]
         assert ed.of(sid, m.SessionUpdateUserMessageChunk)  # the conversation came back
         with anyio.fail_after(STEP_S):
@@ -207,10 +207,10 @@ async def test_cancel_stops_replies_and_commands_and_never_sticks(
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(prompt, "SLEEPY command")
-                await ed.wait_until(lambda: "call_sleep" in _bytool_call(ed, sid))
+                await ed.wait_until(lambda: "call_sleep" in _by_call(ed, sid))
                 await link.peer.session_cancel(cancel)
             assert results[-1].stop_reason == "cancelled"
-            assert _bytool_call(ed, sid)["call_sleep"][-1] == "failed"
+            assert _by_call(ed, sid)["call_sleep"][-1] == "failed"
 
             before = ed.text(sid)
             await prompt("greet me again")
@@ -229,3 +229,42 @@ async def test_without_a_hermes_provider_new_sessions_need_authentication(
             await link.peer.session_new(m.NewSessionRequest(cwd=str(dirs["work"]), mcp_servers=[]))
     assert caught.value.code == -32000
     assert "hermes model" in caught.value.message
+
+
+SMART_RULES: list[dict[str, Any]] = [
+    {"match": "SMART", "times": 1, "tool_calls": [tool_call("call_rm1", "terminal", command="rm -rf ./junk_dir")]},
+    {"match": "SMART", "times": 1, "text": "First try."},
+    {"match": "SMART", "times": 1, "tool_calls": [tool_call("call_rm2", "terminal", command="rm -rf ./junk_dir")]},
+    {"match": "SMART", "times": 1, "text": "Second try."},
+]  # fmt: skip
+
+
+@pytest.mark.anyio
+async def test_overriding_a_smart_denial_covers_one_run_only(
+    hermes_py: str, dirs: dict[str, Path]
+) -> None:
+    """Hermes' smart approval (its auxiliary model answers DENY) lets the user override
+    the refusal for one run: only "allow once" and "deny" are offered, and the next
+    identical command is asked about again."""
+    with model_server(SMART_RULES, aux_text="DENY") as llm:
+        smart = "approvals:\n  mode: smart\n"
+        env = hermes_env(dirs["hermes"], dirs["acpwire"], llm.base_url, config=smart)
+        log = dirs["acpwire"] / "err"
+        async with backend(hermes_py, env, cwd=dirs["launch"], log=log) as link:
+            ed = link.handler
+            with anyio.fail_after(STEP_S):
+                new = await link.peer.session_new(
+                    m.NewSessionRequest(cwd=str(dirs["work"]), mcp_servers=[])
+                )
+            sid = new.session_id
+            junk = dirs["work"] / "junk_dir"
+            for attempt in (1, 2):
+                junk.mkdir(exist_ok=True)
+                with anyio.fail_after(STEP_S):
+                    done = await link.peer.session_prompt(text_prompt(sid, "SMART cleanup"))
+                assert done.stop_reason == "end_turn"
+                assert len(ed.permissions) == attempt  # asked every time
+                asked = ed.permissions[-1]
+                assert [o.option_id for o in asked.options] == ["allow_once", "deny"]
+                assert not junk.exists()  # allowed once: it ran
+            assert _by_call(ed, sid)["call_rm2"][-1] == "completed"

@@ -84,6 +84,10 @@ class CommandProposal:
     command: str
     reason: str
     allow_permanent: bool = True
+    one_time: bool = False
+    """The agent's own safety check refused the command and the user may override that for
+    this one run only: "allow once" and "deny" are offered, no remembered approval applies
+    and none is recorded (a remembered denial still denies)."""
 
 
 @dataclass(slots=True)

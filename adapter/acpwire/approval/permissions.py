@@ -72,14 +72,20 @@ def _option(option_id: OptionId, name: str, kind: str) -> m.PermissionOption:
 
 
 def build_command_options(
-    kinds_available: Set[str], *, allow_permanent: bool
+    kinds_available: Set[str], *, allow_permanent: bool, one_time: bool = False
 ) -> list[m.PermissionOption]:
     """Options for a dangerous shell command, "Allow once" first.
 
     ``kinds_available`` holds the option kinds the client accepts (from the capability
     probe); ``deny_always`` is offered only when it contains ``reject_always``.
-    ``allow_permanent=False`` leaves out the persistent ``allow_always``.
+    ``allow_permanent=False`` leaves out the persistent ``allow_always``; ``one_time``
+    (an override of the agent's own refusal) offers only ``allow_once`` and ``deny``.
     """
+    if one_time:
+        return [
+            _option("allow_once", "Allow once", "allow_once"),
+            _option("deny", "Deny", "reject_once"),
+        ]
     options = [
         _option("allow_once", "Allow once", "allow_once"),
         _option("allow_session", "Allow for this session", "allow_always"),

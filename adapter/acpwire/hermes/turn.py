@@ -132,8 +132,12 @@ def bind_turn(
     """
 
     def approve(command: str, description: str, **kw: Any) -> str:
-        allow_permanent = bool(kw.get("allow_permanent", True)) and not kw.get("smart_denied")
-        answer = hooks.approve_command(CommandProposal(command, description, allow_permanent))
+        # ``smart_denied``: Hermes' smart approval refused the command; the user may
+        # override that for this run only (Hermes' own rule), never for a session.
+        one_time = bool(kw.get("smart_denied"))
+        allow_permanent = bool(kw.get("allow_permanent", True)) and not one_time
+        proposal = CommandProposal(command, description, allow_permanent, one_time)
+        answer = hooks.approve_command(proposal)
         return "deny" if answer == "deny" else "once"
 
     def approve_edit(proposal: Any) -> bool:

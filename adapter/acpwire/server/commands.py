@@ -122,15 +122,24 @@ async def _context(state: SessionState) -> str:
 
 
 async def _compact(runner: TurnRunner, state: SessionState) -> str:
+    """Compress the history between turns. The session counts as running meanwhile, so a
+    prompt arriving now is queued (and run after the reply) instead of being answered
+    from, and then dropped with, the history being replaced."""
     if state.running:
         return "A turn is running; /compact works between turns."
-    before_msgs = len(state.history)
-    before_used, _ = await anyio.to_thread.run_sync(state.agent.context_usage, list(state.history))
-    before_id = state.agent.internal_session_id
-    compressed = await anyio.to_thread.run_sync(
-        lambda: state.agent.compress(list(state.history), force=True)
-    )
-    await runner.backend.blocking(runner.backend.manager.save_history, state, compressed)
+    state.running = True
+    try:
+        before_msgs = len(state.history)
+        before_used, _ = await anyio.to_thread.run_sync(
+            state.agent.context_usage, list(state.history)
+        )
+        before_id = state.agent.internal_session_id
+        compressed = await anyio.to_thread.run_sync(
+            lambda: state.agent.compress(list(state.history), force=True)
+        )
+        await runner.backend.blocking(runner.backend.manager.save_history, state, compressed)
+    finally:
+        state.running = False
     after_id = state.agent.internal_session_id
     if after_id != before_id:
         from .services import SessionServices

@@ -126,7 +126,7 @@ class SessionServices:
     ) -> tuple[ApprovalAnswer, str | None]:
         workspace = self.state.cwd
         remembered = self.memory.check_command(workspace, proposal.command)
-        if remembered == "allow":
+        if remembered == "allow" and not proposal.one_time:
             return "session", None
         if remembered == "deny":
             return "deny", remembered_deny_message("command")
@@ -136,7 +136,9 @@ class SessionServices:
             if probe
             else {"allow_once", "allow_always", "reject_once"}
         )
-        options = build_command_options(kinds, allow_permanent=proposal.allow_permanent)
+        options = build_command_options(
+            kinds, allow_permanent=proposal.allow_permanent, one_time=proposal.one_time
+        )
         tool_call = m.ToolCallUpdate(
             tool_call_id=call_id or f"perm-{self.state.id[:8]}",
             title=f"{proposal.reason}: {proposal.command}"[:200],
@@ -146,7 +148,8 @@ class SessionServices:
             raw_input={"command": proposal.command, "reason": proposal.reason},
         )
         decision = await self._ask(tool_call, options)
-        self.memory.record(workspace, proposal.command, decision)
+        if not proposal.one_time:
+            self.memory.record(workspace, proposal.command, decision)
         if is_allowed(decision):
             return to_seam_answer(decision), None
         timeout = self.backend.settings.approval_timeout_s

@@ -159,6 +159,8 @@ class TurnRunner:
             elif reply is not None:
                 await self.backend.notifier.message(state.id, reply)
                 await self.send_usage(state)
+                if state.queue and not state.running:  # prompts that came during /compact
+                    return await self.run_turns(state, None)
                 return m.PromptResponse(stop_reason="end_turn")
         queued = QueuedPrompt(content.content, content.display_text or "[attachment]")
         if state.running:
@@ -169,8 +171,12 @@ class TurnRunner:
             return m.PromptResponse(stop_reason="end_turn")
         return await self.run_turns(state, queued)
 
-    async def run_turns(self, state: SessionState, first: QueuedPrompt) -> m.PromptResponse:
-        stop, usage = await self._run_one(state, first)
+    async def run_turns(self, state: SessionState, first: QueuedPrompt | None) -> m.PromptResponse:
+        """Run ``first`` (the request's own prompt), then the queue while turns end
+        normally; a queued prompt is echoed as a user message before its turn."""
+        stop, usage = "end_turn", None
+        if first is not None:
+            stop, usage = await self._run_one(state, first)
         while stop == "end_turn" and state.queue:
             nxt = state.queue.popleft()
             await self.backend.notifier.update(
@@ -209,6 +215,7 @@ class TurnRunner:
         finally:
             # ``done`` is set by the worker itself; an abandoned one sets it when it ends.
             state.running, state.abort_calls = False, None
+            state.current_prompt = ""  # an idle /steer never replays an older prompt
         return await self._finish(state, prompt, result, before)
 
     async def _start_turn(self, state: SessionState, prompt: QueuedPrompt) -> None:
