@@ -101,6 +101,11 @@ async def test_database_locked_during_a_call_answers_a_clear_error_then_recovers
                     new = await client.peer.session_new(
                         m.NewSessionRequest(cwd=cwd, mcp_servers=[])
                     )
+                    await client.peer.session_prompt(
+                        m.PromptRequest(
+                            session_id=new.session_id, prompt=[m.ContentBlockText(text="hi")]
+                        )
+                    )
                     listed = await client.peer.session_list(m.ListSessionsRequest())
                 assert new.session_id in [s.session_id for s in listed.sessions]
         finally:

@@ -16,6 +16,7 @@ from acpwire.server.app import Runtime
 from tests.backend.harness import (
     STEP_S,
     EditorClient,
+    Rig,
     connected,
     make_settings,
     rig,
@@ -141,12 +142,19 @@ async def test_resume_after_restart_does_not_replay(tmp_path: Path) -> None:
             runtime.close()
 
 
+async def _with_history(r: Rig, cwd: Path | None = None) -> str:
+    sid = await r.new(cwd)
+    await r.prompt(sid, "hello")
+    return sid
+
+
 async def test_list_filters_by_cwd_and_pages(tmp_path: Path) -> None:
     async with rig(tmp_path) as r:
         other = tmp_path / "other"
         other.mkdir()
-        here = {await r.new() for _ in range(53)}
-        there = {await r.new(other) for _ in range(2)}
+        here = {await _with_history(r) for _ in range(53)}
+        there = {await _with_history(r, other) for _ in range(2)}
+        empty = await r.new()  # never prompted: not listed, still loadable
 
         async def listing(cwd: str | None) -> tuple[set[str], int]:
             seen: set[str] = set()
@@ -167,6 +175,10 @@ async def test_list_filters_by_cwd_and_pages(tmp_path: Path) -> None:
         assert await listing(str(r.workspace)) == (here, 2)
         assert await listing(str(other)) == (there, 1)
         assert await listing(None) == (here | there, 2)
+        with anyio.fail_after(STEP_S):
+            await r.peer.session_load(
+                m.LoadSessionRequest(session_id=empty, cwd=str(r.workspace), mcp_servers=[])
+            )
         with anyio.fail_after(STEP_S), pytest.raises(RpcError) as info:
             await r.peer.session_list(m.ListSessionsRequest(cursor="not-a-cursor"))
         assert info.value.code == -32602
@@ -235,7 +247,7 @@ async def test_close_cancels_the_running_turn_first(tmp_path: Path) -> None:
 async def test_delete_forgets_the_session(tmp_path: Path) -> None:
     async with rig(tmp_path) as r:
         sid = await r.new()
-        keep = await r.new()
+        keep = await _with_history(r)
         await r.prompt(sid, "soon gone")
         with anyio.fail_after(STEP_S):
             await r.peer.session_delete(m.DeleteSessionRequest(session_id=sid))

@@ -165,6 +165,7 @@ async def test_relative_cwd_is_invalid_params(tmp_path: Path) -> None:
             r.peer.session_list(m.ListSessionsRequest(cwd="relative")),
         ):
             assert "absolute" in await expect_error(-32602, call)
+        await r.prompt(sid, "hello")
         with anyio.fail_after(STEP_S):
             listed = await r.peer.session_list(m.ListSessionsRequest())
         assert [(s.session_id, s.cwd) for s in listed.sessions] == [(sid, str(r.workspace))]

@@ -261,3 +261,16 @@ def test_acknowledged_writes_survive_a_killed_process(db_path: Path) -> None:
     assert done.returncode == 3
     with SessionStore(db_path) as reopened:
         assert [m["content"] for m in reopened.live_history("s1")] == [str(i) for i in range(20)]
+
+
+def test_list_with_history_leaves_out_sessions_without_messages(
+    store: SessionStore, new_session: NewSession
+) -> None:
+    talked, compacted, empty = (new_session(name) for name in ("talked", "compacted", "empty"))
+    store.append_messages(talked.id, [{"role": "user", "content": "hi"}])
+    store.append_messages(compacted.id, [{"role": "user", "content": "old"}])
+    store.replace_live_history(compacted.id, [])  # archived rows still count
+    everything = {r.id for r in store.list_sessions(limit=10)[0]}
+    assert everything == {talked.id, compacted.id, empty.id}
+    listed = {r.id for r in store.list_sessions(limit=10, with_history=True)[0]}
+    assert listed == {talked.id, compacted.id}

@@ -178,7 +178,9 @@ class SessionManager:
     def list_sessions(
         self, cwd: str | None, cursor: str | None, limit: int
     ) -> tuple[list[SessionRecord], str | None]:
-        return self.store.list_sessions(cwd=cwd, cursor=cursor, limit=limit)
+        """What ``session/list`` shows: sessions that have a conversation (as hermes-acp, a
+        thread opened and left empty is not listed; it can still be loaded by id)."""
+        return self.store.list_sessions(cwd=cwd, cursor=cursor, limit=limit, with_history=True)
 
     def close(self, session_id: str) -> SessionState | None:
         """Forget an open session (it stays in the database); returns it if it was open."""

@@ -186,18 +186,26 @@ class SessionsMixin(Database):
             return conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
 
     def list_sessions(
-        self, cwd: str | None = None, cursor: str | None = None, limit: int = 50
+        self,
+        cwd: str | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+        *,
+        with_history: bool = False,
     ) -> tuple[list[SessionRecord], str | None]:
         """One page, most recently updated first (ties by id); returns the next page's cursor.
 
         The cursor marks a position in that order, so sessions created meanwhile (which sort
         before it) neither shift nor repeat later pages. A session updated meanwhile moves to
-        the front and is not shown again on later pages.
+        the front and is not shown again on later pages. ``with_history``: only sessions
+        with at least one message (live or archived).
         """
         if not 1 <= limit <= MAX_PAGE:
             raise ValueError(f"limit must be between 1 and {MAX_PAGE}, got {limit}")
         where: list[str] = []
         params: list[object] = []
+        if with_history:
+            where.append("EXISTS (SELECT 1 FROM messages WHERE messages.session_id = sessions.id)")
         if cwd is not None:
             where.append("cwd_key = ?")
             params.append(normalize_for_compare(cwd))
