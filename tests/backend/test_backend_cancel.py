@@ -178,3 +178,50 @@ async def test_steer_after_a_cancel_resumes_the_interrupted_prompt(tmp_path: Pat
         # Only once: a later /steer is an ordinary prompt.
         await r.prompt(sid, "/steer plain")
         assert r.llm.requests[-1]["messages"][-1]["content"] == "plain"
+
+
+async def test_cancel_then_prompt_runs_the_new_prompt_after_the_cancelled_turn(
+    tmp_path: Path,
+) -> None:
+    """An editor's "send now" is a cancel followed at once by a prompt: that prompt is
+    not parked in the queue of the turn being cancelled; it gets a turn of its own."""
+    async with rig(tmp_path, [SLOW]) as r:
+        sid = await r.new()
+        first = Turn(r, sid, "talk slowly")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first.run)
+            await r.editor.wait_for(lambda: bool(chunks(r, sid)))
+            await r.cancel(sid)
+            with anyio.fail_after(CANCEL_BOUND_S + 5):
+                now = await r.prompt(sid, "do this instead")
+            assert (await first.finished()).stop_reason == "cancelled"
+        assert now.stop_reason == "end_turn"
+        assert r.editor.text(sid).endswith("You said: do this instead")
+        assert not any("Queued for the next turn" in c for c in chunks(r, sid))
+        history = r.llm.requests[-1]["messages"]
+        assert [x["role"] for x in history[1:]] == ["user", "assistant", "user"]
+
+
+async def test_a_request_cancelled_before_its_worker_started_leaves_the_session_usable(
+    tmp_path: Path,
+) -> None:
+    """With the only worker thread busy, a prompt of another session waits for it; the
+    client gives up on that request ($/cancel_request). Its turn never ran, and the
+    session's next prompt is not held up waiting for it."""
+    slow = {"match": "busy", "text": "y" * 20, "chunks": 20, "delay": 0.1}
+    async with rig(tmp_path, rules=[slow], workers=1) as r:
+        busy, other = await r.new(), await r.new()
+        first = Turn(r, busy, "busy for a while")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first.run)
+            await r.editor.wait_for(lambda: bool(chunks(r, busy)))
+            with anyio.move_on_after(0.3) as scope:
+                await r.peer.session_prompt(
+                    m.PromptRequest(session_id=other, prompt=[m.ContentBlockText(text="gone")])
+                )
+            assert scope.cancelled_caught  # it waited for the worker; we gave up
+            assert (await first.finished(15)).stop_reason == "end_turn"
+        with anyio.fail_after(10):
+            result = await r.prompt(other, "still there?")
+        assert result.stop_reason == "end_turn"
+        assert r.editor.text(other).endswith("You said: still there?")

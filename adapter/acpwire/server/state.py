@@ -61,6 +61,8 @@ class SessionState:
     reasoning_effort: str = "default"
     turn_done: anyio.Event | None = None
     """Set when the running turn (if any) has fully finished, thread included."""
+    turn_lock: anyio.Lock = field(default_factory=anyio.Lock)
+    """Held by a turn from its start until its history is saved: turns never overlap."""
     abort_calls: Callable[[], None] | None = None
     """Refuses the running turn's pending approval requests (set while a turn runs)."""
     lock: threading.Lock = field(default_factory=threading.Lock)

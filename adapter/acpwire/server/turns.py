@@ -1,28 +1,31 @@
-"""Prompt turns: queueing, steering, cancellation, and running the agent in a worker thread.
+"""Prompt turns: queueing, steering, cancellation, history and usage around each turn.
 
-A turn runs the synchronous agent in the backend's thread pool (its context variables are
-a copy per turn, so sessions sharing pool threads never see each other's). Updates flow
+A turn runs the synchronous agent in the backend's thread pool (:mod:`.worker`; its
+context variables are a copy per turn, so sessions sharing pool threads never see each
+other's); turns of one session never overlap (``SessionState.turn_lock``). Updates flow
 through a :class:`~acpwire.server.bridge.TurnBridge` and are all sent before the
 ``session/prompt`` answer. Rules, each fixing a defect of the Hermes adapter:
 
 * ``session/cancel`` interrupts the agent and the prompt answers ``cancelled`` promptly
   (after a short grace period the worker is abandoned); a cancel while idle changes
   nothing; a cancelled turn never goes on to run queued prompts;
-* ``running`` is reset in ``finally``, also when the request itself is cancelled;
+* ``running`` is reset in ``finally``, also when the request itself is cancelled; a
+  request cancelled before its worker started leaves no turn behind to wait for;
 * a prompt arriving during a turn is queued and answered at once; after a normal turn
-  the queue runs inside the same request, each queued prompt echoed as a user message.
+  the queue runs inside the same request, each queued prompt echoed as a user message;
+* a prompt arriving while the running turn is being cancelled (an editor's "send now":
+  cancel, then prompt) is not queued behind it: it runs as soon as that turn has ended.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from acp_v1 import models as m
-from acpwire.agent.seam import SyncAgent, TurnResult
+from acpwire.agent.seam import TurnResult
 from acpwire.attachments import PromptContent, prompt_to_model_content
 
 from . import commands, options
@@ -30,13 +33,13 @@ from .bridge import TurnBridge
 from .manager import AgentFactory
 from .services import SessionServices
 from .state import QueuedPrompt, SessionState
+from .worker import CANCEL_GRACE_S, WorkerGate, run_agent_turn
 
 if TYPE_CHECKING:
     from .core import BackendCore
 
 logger = logging.getLogger(__name__)
 
-CANCEL_GRACE_S = 3.0
 TITLE_CHARS = 80
 STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
 
@@ -163,7 +166,7 @@ class TurnRunner:
                     return await self.run_turns(state, None)
                 return m.PromptResponse(stop_reason="end_turn")
         queued = QueuedPrompt(content.content, content.display_text or "[attachment]")
-        if state.running:
+        if state.running and not state.cancel_requested:
             state.queue.append(queued)
             await self.backend.notifier.message(
                 state.id, f"Queued for the next turn. ({len(state.queue)} queued)"
@@ -189,12 +192,24 @@ class TurnRunner:
     async def _run_one(
         self, state: SessionState, prompt: QueuedPrompt
     ) -> tuple[str, m.Usage | None]:
-        if state.turn_done is not None and not state.turn_done.is_set():
-            await state.turn_done.wait()  # an abandoned worker of this session still runs
+        epoch = state.cancel_epoch
+        async with state.turn_lock:
+            if state.turn_done is not None and not state.turn_done.is_set():
+                await state.turn_done.wait()  # an abandoned worker of this session still runs
+            if state.cancel_epoch != epoch:  # cancelled while waiting for the last turn
+                return "cancelled", None
+            try:
+                return await self._turn(state, prompt)
+            finally:
+                state.running, state.abort_calls = False, None
+                state.current_prompt = ""  # an idle /steer never replays an older prompt
+
+    async def _turn(self, state: SessionState, prompt: QueuedPrompt) -> tuple[str, m.Usage | None]:
         backend = self.backend
         state.running, state.cancel_requested = True, False
         state.current_prompt = prompt.display
         done = state.turn_done = anyio.Event()
+        gate = WorkerGate()
         services = SessionServices(backend, state)
         bridge = TurnBridge(
             services, cwd=state.cwd, call_timeout=backend.settings.approval_timeout_s + 30
@@ -206,16 +221,19 @@ class TurnRunner:
             await self._start_turn(state, prompt)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(bridge.pump)
-                result = await self._call_agent(state, prompt, bridge, done)
+                result = await run_agent_turn(
+                    state, prompt, bridge, done=done, gate=gate, limiter=backend.limiter
+                )
                 bridge.close_open_calls("The turn ended before this tool call finished.")
                 await bridge.finish()
         except anyio.get_cancelled_exc_class():
             state.agent.interrupt()  # the prompt request itself was cancelled
             raise
         finally:
-            # ``done`` is set by the worker itself; an abandoned one sets it when it ends.
-            state.running, state.abort_calls = False, None
-            state.current_prompt = ""  # an idle /steer never replays an older prompt
+            # ``done`` is set by the worker itself (an abandoned one when it ends), or here
+            # when the worker never started and now never will.
+            if gate.abandon():
+                done.set()
         return await self._finish(state, prompt, result, before)
 
     async def _start_turn(self, state: SessionState, prompt: QueuedPrompt) -> None:
@@ -226,48 +244,6 @@ class TurnRunner:
             title = " ".join(prompt.display.split())[:TITLE_CHARS] or "New session"
             await self.backend.blocking(lambda: manager.update(state, title=title))
             await self.send_info(state)
-
-    async def _call_agent(
-        self, state: SessionState, prompt: QueuedPrompt, bridge: TurnBridge, done: anyio.Event
-    ) -> TurnResult | None:
-        agent: SyncAgent = state.agent
-        history = list(state.history)
-
-        def work() -> TurnResult:
-            try:
-                return agent.run_turn(prompt.content, history, cwd=state.cwd, hooks=bridge)
-            finally:
-                backend_loop_set(done)
-
-        box: list[TurnResult] = []
-
-        async def run() -> None:
-            box.append(
-                await anyio.to_thread.run_sync(
-                    work, limiter=self.backend.limiter, abandon_on_cancel=True
-                )
-            )
-
-        give_up_at: float | None = None
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run)
-            while not box:
-                with anyio.move_on_after(0.05):
-                    await done.wait()
-                if done.is_set():
-                    break
-                if state.cancel_requested:
-                    # Again each time: the cancel may have come before the turn started.
-                    agent.interrupt()
-                    give_up_at = give_up_at or anyio.current_time() + CANCEL_GRACE_S
-                    if anyio.current_time() >= give_up_at:
-                        logger.warning(
-                            "session %s: the agent ignored the cancel; abandoning its worker",
-                            state.id,
-                        )
-                        tg.cancel_scope.cancel()
-                        return None
-        return box[0] if box else None
 
     async def _finish(
         self, state: SessionState, prompt: QueuedPrompt, result: TurnResult | None, before: str
@@ -301,9 +277,3 @@ class TurnRunner:
             total_tokens=u.total_tokens,
         )
         return stop, usage
-
-
-def backend_loop_set(event: anyio.Event) -> None:
-    """Set an anyio event from a worker thread."""
-    with contextlib.suppress(RuntimeError):  # the loop is gone (shutdown)
-        anyio.from_thread.run_sync(event.set)
