@@ -8,7 +8,8 @@ implementation), validating params into the generated models:
 * unknown methods, and methods the handler does not implement (including declarations
   merely inherited from the interface Protocol), answer -32601, never ``null``;
 * unstable methods answer -32601 unless the endpoint opted in;
-* ``_``-prefixed extension methods and notifications go to an optional hook;
+* ``_``-prefixed extension methods and notifications go to an optional hook; a handler
+  that is :class:`RetiredMethods` answers methods the protocol has removed;
 * ``_meta`` stays the ``meta`` field of the params model, never merged into anything.
 
 It also supplies the connection's decoder: valid ACP messages are decoded and validated
@@ -22,7 +23,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from typing import Any, Final, Literal, Protocol, TypeAlias
+from typing import Any, Final, Literal, Protocol, TypeAlias, runtime_checkable
 
 import anyio
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -61,6 +62,14 @@ class ExtensionHandler(Protocol):
 
     async def ext_method(self, method: str, params: object) -> object: ...
     async def ext_notification(self, method: str, params: object) -> None: ...
+
+
+@runtime_checkable
+class RetiredMethods(Protocol):
+    """A handler that still answers requests for methods the protocol has removed (and
+    some clients still send); it raises ``method_not_found`` for the rest."""
+
+    async def retired_method(self, method: str, params: object) -> object: ...
 
 
 class AcpEndpoint:
@@ -158,6 +167,8 @@ class AcpEndpoint:
         if spec is None or not self._allowed(spec):
             if method.startswith("_") and self._extensions is not None:
                 return await self._extensions.ext_method(method[1:], params)
+            if spec is None and isinstance(self._handler, RetiredMethods):
+                return await self._handler.retired_method(method, params)
             raise method_not_found(method)
         handler = await self._route(spec)
         if handler is None:

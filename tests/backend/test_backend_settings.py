@@ -178,3 +178,32 @@ async def test_reasoning_effort_reaches_the_model(tmp_path: Path) -> None:
             await r.peer.session_set_config_option(set_option(sid, "reasoning_effort", "high"))
         await r.prompt(sid, "think hard")
         assert r.llm.requests[-1].get("reasoning_effort") == "high"
+
+
+async def test_retired_session_set_model_still_switches_the_model(tmp_path: Path) -> None:
+    """``session/set_model`` left the protocol, but JetBrains 2025.3 sends it after
+    ``session/new`` and breaks on -32601: it sets the model, and bad input is -32602."""
+    async with rig(tmp_path, models=["fake-model", "big-model"]) as r:
+        sid = await r.new()
+        wire = r.connection.connection
+        with anyio.fail_after(STEP_S):
+            answer = await wire.request(
+                "session/set_model", {"sessionId": sid, "modelId": "big-model"}
+            )
+        assert answer == {}
+        (update,) = r.editor.of_kind(sid, "config_option_update")
+        assert {o.id: o.current_value for o in update.config_options}["model"] == "big-model"
+        await r.prompt(sid, "hi")
+        assert r.llm.requests[-1]["model"] == "big-model"
+        for params in (
+            {"sessionId": sid, "modelId": "no-such-model"},
+            {"sessionId": sid},
+            {"modelId": "big-model"},
+            [sid, "big-model"],
+        ):
+            await expect_error(-32602, wire.request("session/set_model", params))
+        await expect_error(
+            -32002, wire.request("session/set_model", {"sessionId": "nope", "modelId": "big-model"})
+        )
+        await expect_error(-32601, wire.request("session/set_models", {"sessionId": sid}))
+        assert (await r.prompt(sid, "still fine")).stop_reason == "end_turn"

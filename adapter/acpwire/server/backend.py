@@ -15,7 +15,7 @@ from typing import TypeVar
 from acp_v1 import models as m
 from acpwire.endpoint import after_answer
 from acpwire.render.replay import replay_updates
-from acpwire.rpc import invalid_params, resource_not_found
+from acpwire.rpc import invalid_params, method_not_found, resource_not_found
 
 from . import lifecycle, options
 from .core import BackendCore
@@ -175,6 +175,23 @@ class AcpBackend(BackendCore):
         return m.SetSessionConfigOptionResponse(
             config_options=options.config_options(state, models)
         )
+
+    async def retired_method(self, method: str, params: object) -> object:
+        """``session/set_model`` {sessionId, modelId}, removed from the protocol (schema
+        v0.13.5) but still sent by JetBrains 2025.3 (which breaks on -32601), marimo and
+        avante: sets the model as the ``model`` config option does and answers ``{}``."""
+        if method != "session/set_model":
+            raise method_not_found(method)
+        ids = params if isinstance(params, dict) else {}
+        session_id, model_id = ids.get("sessionId"), ids.get("modelId")
+        if not isinstance(session_id, str) or not isinstance(model_id, str):
+            raise invalid_params("session/set_model needs sessionId and modelId (strings)")
+        state = await self.session(session_id)
+        models = await self.blocking(self.factory.available_models)
+        await self._apply(
+            state, options.check_change(options.MODEL, model_id, models, state.agent.model)
+        )
+        return {}
 
     async def _apply(self, state: SessionState, change: options.Change) -> None:
         """Apply and persist a setting; tell the client what changed."""

@@ -100,7 +100,11 @@ def parse_change(
     """Validate a config change; unknown ids or values are ``-32602``."""
     if isinstance(params, m.SetSessionConfigOptionRequestBoolean):
         raise invalid_params(f"config option {params.config_id!r} is not a boolean option")
-    config_id, value = params.config_id, params.value
+    return check_change(params.config_id, params.value, models, current_model)
+
+
+def check_change(config_id: str, value: str, models: list[str], current_model: str) -> Change:
+    """``config_id`` set to ``value``, if both are known; else ``-32602``."""
     allowed: dict[str, set[str]] = {
         MODEL: {current_model, *models},
         MODE: set(MODES),
