@@ -159,3 +159,31 @@ async def test_cancel_during_compact_leaves_no_prompt_for_steer(tmp_path: Path) 
             await r.cancel(sid)
         await r.prompt(sid, "/steer be brief")
         assert r.editor.text(sid).endswith("You said: be brief")
+
+
+async def _replayed_user_texts(r: Rig, sid: str) -> list[str]:
+    """The user messages ``session/load`` replays now."""
+    seen = len(r.editor.of_kind(sid, "user_message_chunk"))
+    with anyio.fail_after(STEP_S):
+        await r.peer.session_load(
+            m.LoadSessionRequest(session_id=sid, cwd=str(r.workspace), mcp_servers=[])
+        )
+    return [u.content.text for u in r.editor.of_kind(sid, "user_message_chunk")[seen:]]
+
+
+async def test_load_replays_what_compact_summarised_but_not_what_reset_cleared(
+    tmp_path: Path,
+) -> None:
+    async with rig(tmp_path) as r:
+        sid = await r.new()
+        asked = [f"message number {n} " + "padding " * 50 for n in range(4)]
+        for text in asked:
+            await r.prompt(sid, text)
+        await r.prompt(sid, "/compact")
+        await r.prompt(sid, "after compaction")
+        replayed = await _replayed_user_texts(r, sid)
+        assert [t for t in replayed if t in asked] == asked  # the whole conversation
+        assert replayed[-1] == "after compaction"
+        await r.prompt(sid, "/reset")
+        await r.prompt(sid, "a fresh start")
+        assert await _replayed_user_texts(r, sid) == ["a fresh start"]

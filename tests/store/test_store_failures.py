@@ -19,6 +19,7 @@ from acpwire.store import (
     StoreVersionError,
     open_session_store,
 )
+from acpwire.store.schema import _to_v1
 
 GARBAGE = b"this is not an sqlite database \x00\xff" * 200
 
@@ -214,3 +215,33 @@ def test_read_only_directory(tmp_path: Path) -> None:
             SessionStore(folder / "sessions.db")
     finally:
         folder.chmod(0o700)
+
+
+def test_a_version_1_database_is_migrated_in_place(db_path: Path) -> None:
+    """A session store written by an acpwire before the transcript start existed."""
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    raw = sqlite3.connect(db_path, isolation_level=None)
+    try:
+        raw.execute("BEGIN")
+        _to_v1(raw)
+        raw.execute("PRAGMA user_version = 1")
+        raw.execute(
+            "INSERT INTO sessions (id, cwd, cwd_key, created_at, updated_at) "
+            "VALUES ('old', '/w', '/w', '2025-01-01T00:00:00.000000Z', '2025-01-01T00:00:00.000000Z')"
+        )
+        raw.execute(
+            "INSERT INTO messages (session_id, seq, pos, archived, message, created_at) "
+            'VALUES (\'old\', 0, 0, 0, \'{"role": "user", "content": "kept"}\', '
+            "'2025-01-01T00:00:00.000000Z')"
+        )
+        raw.execute("COMMIT")
+    finally:
+        raw.close()
+    with SessionStore(db_path) as store:
+        assert store.transcript("old") == [{"role": "user", "content": "kept"}]
+        assert store.live_history("old") == [{"role": "user", "content": "kept"}]
+    raw = sqlite3.connect(db_path)
+    try:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        raw.close()

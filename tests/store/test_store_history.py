@@ -240,3 +240,32 @@ def test_threads_appending_to_one_session_lose_nothing(
     for t in range(threads):
         mine = [c for c in contents if c.startswith(f"{t}:") and c.endswith("a")]
         assert mine == [f"{t}:{i}a" for i in range(per_thread)]
+
+
+def test_transcript_keeps_compacted_messages_and_reset_starts_it_over(
+    store: SessionStore, new_session: NewSession
+) -> None:
+    sid = new_session("s1").id
+    talk = [
+        user("q1"),
+        {"role": "assistant", "content": "a1"},
+        user("q2"),
+        {"role": "assistant", "content": "a2"},
+    ]
+    store.append_messages(sid, talk)
+    summary = user("[summary of q1/a1]")
+    store.replace_live_history(sid, [summary, *talk[2:]])  # a compaction
+    assert store.live_history(sid) == [summary, *talk[2:]]
+    # The transcript is the story: nothing compacted away is lost, the summary sits where
+    # the compaction happened.
+    assert store.transcript(sid) == [*talk, summary]
+    store.append_messages(sid, [user("q3")])
+    assert store.transcript(sid)[-1] == user("q3")
+
+    change = store.clear_history(sid)
+    assert change.archived == 4  # summary, q2, a2, q3
+    assert store.live_history(sid) == []
+    assert store.transcript(sid) == []
+    store.append_messages(sid, [user("fresh")])
+    assert store.transcript(sid) == [user("fresh")]
+    assert len(store.full_history(sid)) == 7  # nothing was deleted

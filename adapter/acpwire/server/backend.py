@@ -92,7 +92,8 @@ class AcpBackend(BackendCore):
 
     async def session_load(self, params: m.LoadSessionRequest) -> m.LoadSessionResponse:
         state = await self._reopen(params.session_id, params.cwd, params.mcp_servers or [])
-        for update in replay_updates(state.history, cwd=state.cwd):
+        transcript = await self.blocking(self.manager.transcript, state)
+        for update in replay_updates(transcript, cwd=state.cwd):
             await self.notifier.update(state.id, update)
         modes, config = await self._session_setup(state)
         return m.LoadSessionResponse(modes=modes, config_options=config, meta=self._meta(state))

@@ -92,7 +92,7 @@ async def handle(runner: TurnRunner, state: SessionState, text: str) -> str | Ru
     if name == "reset":
         if state.running:
             return "A turn is running; cancel it before /reset."
-        await backend.blocking(backend.manager.save_history, state, [])
+        await backend.blocking(backend.manager.clear_history, state)
         return "Conversation history cleared."
     if name == "compact":
         return await _compact(runner, state)

@@ -160,6 +160,16 @@ class SessionManager:
     def append_messages(self, state: SessionState, messages: list[Message]) -> None:
         self.store.append_messages(state.id, messages)
 
+    def clear_history(self, state: SessionState) -> None:
+        """``/reset``: an empty live history; the replayed transcript starts afresh."""
+        state.history = []
+        self.store.clear_history(state.id)
+
+    def transcript(self, state: SessionState) -> list[Message]:
+        """What ``session/load`` replays: the conversation since the last reset, compacted
+        parts included (the live history may hold only a summary of them)."""
+        return self.store.transcript(state.id)
+
     def save_history(self, state: SessionState, history: list[Message]) -> None:
         """Replace the live history (rows that dropped out are archived, never deleted)."""
         state.history = history

@@ -130,6 +130,37 @@ class HistoryMixin(Database):
             self._touch(conn, session_id, now)
             return HistoryChange(archived=len(dropped), appended=len(added))
 
+    def clear_history(self, session_id: str) -> HistoryChange:
+        """Start the conversation over: archive the live history and begin the transcript
+        (:meth:`transcript`) after it, in one transaction."""
+        now = format_ts(utcnow())
+        with self._write() as conn:
+            self._require_session(conn, session_id)
+            archived = conn.execute(
+                "UPDATE messages SET archived = 1, pos = NULL WHERE session_id = ? AND archived = 0",
+                (session_id,),
+            ).rowcount
+            conn.execute(
+                "UPDATE sessions SET replay_from = (SELECT COALESCE(MAX(seq), -1) + 1 "
+                "FROM messages WHERE session_id = ?) WHERE id = ?",
+                (session_id, session_id),
+            )
+            self._touch(conn, session_id, now)
+        return HistoryChange(archived=archived, appended=0)
+
+    def transcript(self, session_id: str) -> list[Message]:
+        """The conversation as it happened since the last :meth:`clear_history`: archived
+        and live messages in the order they were stored (a compaction's summary where the
+        compaction happened), for replay to a client."""
+        with self._read() as conn:
+            self._require_session(conn, session_id)
+            rows = conn.execute(
+                "SELECT m.message FROM messages m JOIN sessions s ON s.id = m.session_id "
+                "WHERE m.session_id = ? AND m.seq >= s.replay_from ORDER BY m.seq",
+                (session_id,),
+            ).fetchall()
+        return [load_json(text) for (text,) in rows]
+
     def live_history(self, session_id: str) -> list[Message]:
         """The messages the agent should resume from, in context order."""
         with self._read() as conn:

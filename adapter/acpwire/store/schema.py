@@ -87,7 +87,13 @@ def _to_v1(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-_MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_v1]
+def _to_v2(conn: sqlite3.Connection) -> None:
+    # The transcript a client sees on session/load starts at this seq: /reset moves it past
+    # the rows it archived; compaction does not (its archived rows are still the story).
+    conn.execute("ALTER TABLE sessions ADD COLUMN replay_from INTEGER NOT NULL DEFAULT 0")
+
+
+_MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_v1, _to_v2]
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
