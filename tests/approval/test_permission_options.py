@@ -59,6 +59,21 @@ def test_command_options_without_reject_always_or_permanent() -> None:
     assert [o.option_id for o in no_permanent] == ["allow_once", "allow_session", "deny"]
 
 
+def test_one_option_per_kind_keeps_the_session_grant() -> None:
+    """For a client that keys options by kind (CodeCompanion, agent-shell) two
+    ``allow_always`` options would look alike: the workspace-wide one is left out."""
+    options = build_command_options(
+        ALL_KINDS - {"reject_always"}, allow_permanent=True, one_per_kind=True
+    )
+    assert [(o.option_id, str(o.kind)) for o in options] == [
+        ("allow_once", "allow_once"),
+        ("allow_session", "allow_always"),
+        ("deny", "reject_once"),
+    ]
+    kinds = [str(o.kind) for o in options]
+    assert len(kinds) == len(set(kinds))
+
+
 def test_one_time_override_offers_only_once_or_deny() -> None:
     """An override of the agent's own refusal covers one run: no scope to remember."""
     for allow_permanent in (True, False):

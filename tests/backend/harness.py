@@ -171,13 +171,14 @@ async def initialize(
     *,
     caps: m.ClientCapabilities | None = FS_CAPS,
     protocol_version: int = 1,
+    client_name: str = "test-editor",
 ) -> m.InitializeResponse:
     with anyio.fail_after(STEP_S):
         return await client.peer.initialize(
             m.InitializeRequest(
                 protocol_version=protocol_version,
                 client_capabilities=caps,
-                client_info=m.Implementation(name="test-editor", version="1.0"),
+                client_info=m.Implementation(name=client_name, version="1.0"),
             )
         )
 
@@ -191,6 +192,7 @@ async def connected(
     unstable: bool = True,
     init: bool = True,
     editor: type[EditorClient] = EditorClient,
+    client_name: str = "test-editor",
 ) -> AsyncIterator[ClientConnection[EditorClient]]:
     """A connected editor (initialized unless ``init`` is False) talking to a backend
     over memory streams."""
@@ -200,7 +202,7 @@ async def connected(
         tg.start_soon(lambda: serve(runtime, a_recv, a_send, mcp=mcp or NoMcp(), unstable=unstable))
         tg.start_soon(client.serve)
         if init:
-            await initialize(client, caps=caps)
+            await initialize(client, caps=caps, client_name=client_name)
         yield client
         tg.cancel_scope.cancel()
 
@@ -265,6 +267,7 @@ async def rig(
     models: Iterable[str] | None = None,
     workers: int = 32,
     hold_models: bool = False,
+    client_name: str = "test-editor",
 ) -> AsyncIterator[Rig]:
     """A FakeLLM, a Runtime with its home in ``tmp_path/home`` and a connected editor.
 
@@ -281,7 +284,9 @@ async def rig(
         )
         runtime = Runtime.create(settings)
         try:
-            async with connected(runtime, caps=caps, unstable=unstable) as connection:
+            async with connected(
+                runtime, caps=caps, unstable=unstable, client_name=client_name
+            ) as connection:
                 if not hold_models:
                     await models_listed(runtime)
                 yield Rig(llm, runtime, connection, workspace_of(tmp_path))

@@ -64,6 +64,23 @@ async def test_dangerous_command_offers_every_option(tmp_path: Path) -> None:
         assert terminal_updates(r, sid) == {"t1": "failed"}
 
 
+async def test_a_client_keying_options_by_kind_gets_one_option_per_kind(tmp_path: Path) -> None:
+    """CodeCompanion labels permission options by kind: the session grant stays, the
+    workspace-wide one (same kind) is not offered, nor ``deny_always`` (not shown)."""
+    async with rig(tmp_path, client_name="CodeCompanion.nvim") as r:
+        r.editor.policy.answer = "allow_session"
+        (r.workspace / "junk").mkdir()
+        sid = await r.new()
+        await command_turn(r, sid, DANGEROUS, "t1")
+        (request,) = r.editor.policy.requests
+        assert [(o.option_id, str(o.kind)) for o in request.options] == [
+            ("allow_once", "allow_once"),
+            ("allow_session", "allow_always"),
+            ("deny", "reject_once"),
+        ]
+        assert not (r.workspace / "junk").exists()
+
+
 async def test_harmless_command_runs_without_asking(tmp_path: Path) -> None:
     async with rig(tmp_path) as r:
         sid = await r.new()

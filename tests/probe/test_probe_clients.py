@@ -299,9 +299,10 @@ DEPARTURES: dict[str, dict[str, object]] = {
     "codecompanion": {
         "rejects_unknown_update_variants": False,
         "offers_reject_always": False,
+        "keys_options_by_kind": True,
         "reads_config_options": True,
     },
-    "agent-shell": {"offers_reject_always": False},
+    "agent-shell": {"offers_reject_always": False, "keys_options_by_kind": True},
     "acpx": {"replay_after_load_response_ok": True},
     "vscode-acp-client": {},
     "vscode-acp": {},

@@ -72,14 +72,20 @@ def _option(option_id: OptionId, name: str, kind: str) -> m.PermissionOption:
 
 
 def build_command_options(
-    kinds_available: Set[str], *, allow_permanent: bool, one_time: bool = False
+    kinds_available: Set[str],
+    *,
+    allow_permanent: bool,
+    one_time: bool = False,
+    one_per_kind: bool = False,
 ) -> list[m.PermissionOption]:
     """Options for a dangerous shell command, "Allow once" first.
 
     ``kinds_available`` holds the option kinds the client accepts (from the capability
     probe); ``deny_always`` is offered only when it contains ``reject_always``.
-    ``allow_permanent=False`` leaves out the persistent ``allow_always``; ``one_time``
-    (an override of the agent's own refusal) offers only ``allow_once`` and ``deny``.
+    ``allow_permanent=False`` leaves out the persistent ``allow_always``, and so does
+    ``one_per_kind`` (a client that keys options by kind: of the two ``allow_always``
+    grants, the session one stays); ``one_time`` (an override of the agent's own
+    refusal) offers only ``allow_once`` and ``deny``.
     """
     if one_time:
         return [
@@ -90,7 +96,7 @@ def build_command_options(
         _option("allow_once", "Allow once", "allow_once"),
         _option("allow_session", "Allow for this session", "allow_always"),
     ]
-    if allow_permanent:
+    if allow_permanent and not one_per_kind:
         options.append(_option("allow_always", "Always allow in this workspace", "allow_always"))
     options.append(_option("deny", "Deny", "reject_once"))
     if "reject_always" in kinds_available:

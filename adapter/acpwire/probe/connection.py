@@ -183,6 +183,11 @@ class ConnectionProbe:
         return tuple(kinds)
 
     @property
+    def one_option_per_kind(self) -> bool:
+        """Offer at most one permission option of each kind (client-quirks.md §4.6)."""
+        return self.profile.keys_options_by_kind
+
+    @property
     def may_request_permission_outside_prompt(self) -> bool:
         return not self.profile.permission_requests_only_during_prompt
 

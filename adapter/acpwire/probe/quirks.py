@@ -32,6 +32,9 @@ class QuirkProfile:
     """An agent->client request the client does not handle is answered (-32601), not left hanging."""
     offers_reject_always: bool
     """The permission UI shows a ``reject_always`` option."""
+    keys_options_by_kind: bool
+    """The permission UI labels or keys options by ``kind``: two options of one kind look
+    the same there, or one of them cannot be chosen."""
     permission_requests_only_during_prompt: bool
     """``session/request_permission`` outside a running ``session/prompt`` is dropped."""
     cancelled_outcome_is_dismissal: bool
@@ -61,6 +64,7 @@ CONSERVATIVE: Final = QuirkProfile(
     rejects_unknown_update_variants=True,  # Rust, TS and old Kotlin SDKs [V] s1, s3, j4
     answers_unknown_requests=False,  # CodeCompanion, avante never answer [V] cc2, av1
     offers_reject_always=True,  # see above: a rendering fact, not a precaution
+    keys_options_by_kind=False,  # a rendering fact too: names tell options apart in the spec
     permission_requests_only_during_prompt=True,  # CodeCompanion [V] cc2
     cancelled_outcome_is_dismissal=True,  # VS Code ACP Client, acpx [V] vs1, x2
     shows_mode_updates=False,  # CodeCompanion ignores them [V] cc2-cc4
@@ -99,6 +103,7 @@ CODECOMPANION: Final = replace(
     rejects_unknown_update_variants=False,  # ignores unknown variants [V] cc2
     answers_unknown_requests=False,  # never answers unknown methods [V] cc2
     offers_reject_always=False,  # UI: allow_once, allow_always, reject_once [V] cc4
+    keys_options_by_kind=True,  # options keyed and labelled by kind [V] cc4
     permission_requests_only_during_prompt=True,  # drops them outside a prompt [V] cc2
     shows_mode_updates=False,  # ignores current_mode_update [V] cc2
     reads_config_options=True,  # select options, model = category "model" [V] cc3
@@ -111,6 +116,7 @@ AGENT_SHELL: Final = replace(
     family="agent-shell",
     label="Emacs agent-shell",
     offers_reject_always=False,  # buttons y/n/! = allow_once/reject_once/allow_always [V] as1
+    keys_options_by_kind=True,  # one button per kind [V] as1
 )
 
 ACPX: Final = replace(

@@ -137,7 +137,10 @@ class SessionServices:
             else {"allow_once", "allow_always", "reject_once"}
         )
         options = build_command_options(
-            kinds, allow_permanent=proposal.allow_permanent, one_time=proposal.one_time
+            kinds,
+            allow_permanent=proposal.allow_permanent,
+            one_time=proposal.one_time,
+            one_per_kind=probe.one_option_per_kind if probe else False,
         )
         tool_call = m.ToolCallUpdate(
             tool_call_id=call_id or f"perm-{self.state.id[:8]}",
