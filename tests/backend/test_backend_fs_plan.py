@@ -75,3 +75,24 @@ async def test_todo_becomes_a_plan(tmp_path: Path) -> None:
         assert kinds.index("tool_call") < kinds.index("plan")
         ends = [u for u in r.editor.of_kind(sid, "tool_call_update") if u.status]
         assert [(u.tool_call_id, u.status) for u in ends] == [("t1", "completed")]
+
+
+async def test_an_empty_editor_read_of_a_missing_file_is_not_an_empty_file(
+    tmp_path: Path,
+) -> None:
+    """CodeCompanion answers ``""`` when the file does not exist: acpwire checks the
+    disk, so the model hears "not found" rather than "empty"; a real empty file is
+    still empty."""
+    async with rig(tmp_path, caps=FS_CAPS, client_name="CodeCompanion.nvim") as r:
+        missing, empty = r.workspace / "missing.py", r.workspace / "empty.py"
+        empty.write_text("")
+        r.editor.buffers[str(missing)] = ""  # what CodeCompanion sends for ENOENT
+        r.llm.push(tool_call("r1", "read_file", path="missing.py"))
+        r.llm.push(tool_call("r2", "read_file", path="empty.py"))
+        r.llm.push({"text": "done"})
+        sid = await r.new()
+        assert (await r.prompt(sid, "read both")).stop_reason == "end_turn"
+        messages = r.llm.requests[-1]["messages"]
+        assert "not found" in tool_result(messages, "r1").lower()
+        assert "not found" not in tool_result(messages, "r2").lower()
+        assert {str(missing), str(empty)} <= set(r.editor.reads)

@@ -183,6 +183,11 @@ class ConnectionProbe:
         return tuple(kinds)
 
     @property
+    def empty_read_may_mean_missing(self) -> bool:
+        """An empty ``fs/read_text_file`` answer may stand for "no such file"."""
+        return self.profile.empty_read_may_mean_missing
+
+    @property
     def one_option_per_kind(self) -> bool:
         """Offer at most one permission option of each kind (client-quirks.md §4.6)."""
         return self.profile.keys_options_by_kind

@@ -11,6 +11,7 @@ when it advertises ``fs`` (so unsaved buffers are seen), else the agent uses the
 from __future__ import annotations
 
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -169,6 +170,12 @@ class SessionServices:
         except Exception as exc:  # outside the project, unknown file...: use the disk
             logger.debug("editor could not read %s (%s); reading the disk", path, exc)
             return None
+        if not response.content and probe.empty_read_may_mean_missing:
+            # CodeCompanion answers "" for a file that does not exist: the disk decides.
+            exists = await anyio.to_thread.run_sync(os.path.exists, path)
+            if not exists:
+                logger.debug("editor read %s as empty; it is not on disk: missing", path)
+                return None
         return response.content
 
     async def write_file(self, path: str, content: str) -> bool:
