@@ -6,7 +6,7 @@ import anyio
 import pytest
 from anyio.abc import ByteReceiveStream
 
-from acpwire.rpc.framing import LineReader, OversizedLine, encode_line
+from acpwire.rpc.framing import HEAD_BYTES, LineReader, OversizedLine, encode_line
 
 pytestmark = pytest.mark.anyio
 
@@ -106,3 +106,14 @@ def test_encode_line_appends_newline_and_rejects_raw_newlines() -> None:
     assert encode_line(b'{"a":', b"1}") == b'{"a":1}\n'
     with pytest.raises(ValueError, match="raw newline"):
         encode_line(b'{"a":"x\ny"}')
+
+
+async def test_an_oversized_line_keeps_its_head() -> None:
+    start = b'{"jsonrpc":"2.0","id":7,"method":"m","params":"'
+    whole = start + b"q" * 3000 + b'"}'
+    # Whole line in one chunk, and dropped while still arriving: the head is kept either way.
+    for chunks in ([whole + b"\n"], [whole[:1500], whole[1500:] + b"\n"]):
+        (item,) = await read_all(chunks)
+        assert isinstance(item, OversizedLine)
+        assert item.head == whole[:HEAD_BYTES]
+        assert item.size == len(whole)

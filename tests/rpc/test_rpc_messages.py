@@ -11,6 +11,7 @@ from acpwire.rpc.messages import (
     InvalidMessage,
     Notification,
     Request,
+    RequestId,
     Response,
     decode_message,
     encode_error,
@@ -18,6 +19,7 @@ from acpwire.rpc.messages import (
     encode_request,
     encode_result,
     encode_value,
+    leading_request_id,
 )
 
 
@@ -118,3 +120,23 @@ def test_lone_surrogates_round_trip_escaped() -> None:
 def test_encoded_messages_decode_back() -> None:
     line = encode_request(9, "echo", {"text": "line1\nline2\u2028"})
     assert decode_message(line.rstrip(b"\n")) == Request(9, "echo", {"text": "line1\nline2\u2028"})
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        (b'{"jsonrpc":"2.0","id":42,"method":"session/prompt","params":{"x"', 42),
+        (b' { "id" : "abc\\"d" , "params":[1', 'abc"d'),
+        (b'{"jsonrpc":"2.0","method":"m","id":-3,"params":{', -3),
+        # An "id" inside params is not the message's: nothing is told.
+        (b'{"jsonrpc":"2.0","method":"x","params":{"id":5', None),
+        (b'{"id":1.5,"method":"m"', None),  # not a valid id
+        (b'{"id":true,', None),
+        (b'{"id":12', None),  # the head ends inside the value
+        (b'{"id":null,"method":"m"', None),
+        (b'[{"id":1}]', None),
+        (b"", None),
+    ],
+)
+def test_leading_request_id(head: bytes, expected: RequestId) -> None:
+    assert leading_request_id(head) == expected

@@ -47,11 +47,12 @@ async def test_invalid_json_and_an_oversized_line_then_a_valid_request(tmp_path:
         assert await peer.finish() == 0
 
     assert parse_error["id"] is None and parse_error["error"]["code"] == -32700
-    assert too_long["id"] is None and too_long["error"]["code"] == -32600
+    # Answered with its own id, read from the start of the line: the call fails at once.
+    assert too_long["id"] == 77 and too_long["error"]["code"] == -32600
     assert "exceeds the limit" in too_long["error"]["message"]
     assert str(DEFAULT_MAX_LINE_BYTES) in too_long["error"]["message"]
     assert init["result"]["protocolVersion"] == 1
-    # The oversized request was not half-executed: its id 77 was never answered.
+    # The oversized request was not half-executed: id 77 got that error and nothing else.
     messages = parse_lines(peer.lines)
-    assert [m.get("id") for m in messages] == [None, None, 1]
+    assert [m.get("id") for m in messages] == [None, 77, 1]
     assert "Traceback" not in stderr_path.read_text(encoding="utf-8")

@@ -159,9 +159,14 @@ class Connection:
         try:
             async for line in reader:
                 if isinstance(line, OversizedLine):
-                    logger.warning("%s: dropped a %s", self._name, line.describe())
+                    # Answered with the request's id when its start tells it, so the
+                    # client's call fails at once instead of waiting forever.
+                    request_id = m.leading_request_id(line.head)
+                    logger.warning(
+                        "%s: dropped a %s (id %r)", self._name, line.describe(), request_id
+                    )
                     msg = RpcError(INVALID_REQUEST, f"Invalid request: {line.describe()}")
-                    await self._answer_error(None, msg)
+                    await self._answer_error(request_id, msg)
                     continue
                 await self._dispatch(self._decode_line(line), line)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:

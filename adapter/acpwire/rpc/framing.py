@@ -11,7 +11,7 @@ This module knows nothing about JSON-RPC or ACP; it imports only the stdlib and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 import anyio
@@ -21,6 +21,8 @@ DEFAULT_MAX_LINE_BYTES: Final = 32 * 1024 * 1024
 DEFAULT_CHUNK_BYTES: Final = 64 * 1024
 
 _BLANK: Final = b" \t\r"
+HEAD_BYTES: Final = 512
+"""How much of an oversized line is kept (:attr:`OversizedLine.head`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +32,8 @@ class OversizedLine:
     size: int
     """Length of the discarded line in bytes, without its terminator."""
     limit: int
+    head: bytes = field(default=b"", compare=False, repr=False)
+    """Its first :data:`HEAD_BYTES` bytes (where a request's ``id`` usually is)."""
 
     def describe(self) -> str:
         return f"message of {self.size} bytes exceeds the limit of {self.limit} bytes"
@@ -56,6 +60,7 @@ class LineReader:
         self._buf = bytearray()
         self._scanned = 0  # bytes of _buf already known to hold no newline
         self._discarded: int | None = None  # bytes dropped so far of an oversized line
+        self._head = b""  # the start of the oversized line being dropped
         self._ready: OversizedLine | None = None
         self._eof = False
 
@@ -90,7 +95,7 @@ class LineReader:
             self._discarded += len(chunk)
             return
         size = self._discarded + _content_length(chunk, newline)
-        self._ready = OversizedLine(size, self._limit)
+        self._ready = OversizedLine(size, self._limit, self._head)
         self._discarded = None
         self._buf = bytearray(chunk[newline + 1 :])
         self._scanned = 0
@@ -107,14 +112,16 @@ class LineReader:
                 # +1 leaves room for a '\r' whose '\n' has not arrived yet.
                 if len(buf) > self._limit + 1:
                     self._discarded = len(buf)
+                    self._head = bytes(buf[:HEAD_BYTES])
                     buf.clear()
                     self._scanned = 0
                 return None
             length = _content_length(buf, newline)
             self._scanned = 0
             if length > self._limit:
+                head = bytes(buf[: min(length, HEAD_BYTES)])
                 del buf[: newline + 1]
-                return OversizedLine(length, self._limit)
+                return OversizedLine(length, self._limit, head)
             line = bytes(buf[:length])
             del buf[: newline + 1]
             if line and not (line[0] in _BLANK and not line.strip()):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, TypeAlias, TypeGuard
@@ -127,6 +128,32 @@ def message_from_json(obj: object) -> Incoming:
             return ErrorResponse(msg_id, RpcError(INTERNAL_ERROR, detail))
         return ErrorResponse(msg_id, RpcError.from_json(obj["error"]))
     return Response(msg_id, obj["result"])
+
+
+_OPEN: Final = re.compile(rb"\s*\{")
+_KEY: Final = re.compile(rb'\s*"((?:[^"\\]|\\.)*)"\s*:\s*')
+_SCALAR: Final = re.compile(rb'-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*"|null|true|false')
+_NEXT: Final = re.compile(rb"\s*[,}]")
+
+
+def leading_request_id(head: bytes) -> RequestId:
+    """The top-level ``id`` of a JSON-RPC message from the first bytes of its line, when
+    it comes before any member with an object or array value (SDKs write ``jsonrpc``,
+    ``id``, ``method`` first); None when it cannot be told. For answering a line too long
+    to parse, so the client's request fails instead of waiting forever."""
+    found = _OPEN.match(head)
+    pos = found.end() if found else -1
+    while pos >= 0:
+        key = _KEY.match(head, pos)
+        value = _SCALAR.match(head, key.end()) if key else None
+        after = _NEXT.match(head, value.end()) if value else None
+        if key is None or value is None or after is None:
+            return None  # a structured value, or the head ends inside this member
+        if key.group(1) == b"id":
+            parsed = json.loads(value.group())
+            return parsed if _is_request_id(parsed) else None
+        pos = after.end() if after.group().endswith(b",") else -1
+    return None
 
 
 def encode_request(msg_id: RequestId, method: str, params: object = None) -> bytes:
