@@ -216,6 +216,27 @@ def test_reused_call_id_closes_the_earlier_call_first() -> None:
     ]
 
 
+def test_a_finished_call_copied_by_a_compaction_is_shown_once() -> None:
+    """A transcript holds a compaction's rewritten copy of calls it kept (Hermes merges
+    its summary into the first kept assistant message): each call is shown once, and
+    the copy's text (the summary) still is."""
+    call = {"id": "c1", "function": {"name": "terminal", "arguments": '{"command": "ls"}'}}
+    result = {"role": "tool", "tool_call_id": "c1", "content": '{"output": "a", "exit_code": 0}'}
+    history: list[Message] = [
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        result,
+        {"role": "assistant", "content": "[summary of earlier turns]", "tool_calls": [call]},
+        result,
+    ]
+    updates = replay_updates(history, cwd=CWD)
+    assert [(type(u).__name__, getattr(u, "status", None)) for u in updates] == [
+        ("SessionUpdateToolCall", "in_progress"),
+        ("SessionUpdateToolCallUpdate", "completed"),
+        ("SessionUpdateAgentMessageChunk", None),
+    ]
+    assert _text(updates[2]) == "[summary of earlier turns]"
+
+
 def test_failed_todo_result_gives_no_plan() -> None:
     history: list[Message] = [
         {

@@ -269,3 +269,22 @@ def test_transcript_keeps_compacted_messages_and_reset_starts_it_over(
     store.append_messages(sid, [user("fresh")])
     assert store.transcript(sid) == [user("fresh")]
     assert len(store.full_history(sid)) == 7  # nothing was deleted
+
+
+def test_a_compaction_keeps_the_rows_it_keeps_even_between_new_ones(
+    store: SessionStore, new_session: NewSession
+) -> None:
+    """``[summary, *tail, note]``: the tail rows stay (same seq), nothing is stored twice."""
+    sid = new_session("s1").id
+    talk = [user(f"q{n}") for n in range(6)]
+    store.append_messages(sid, talk)
+    before = {row.message["content"]: row.seq for row in store.history_rows(sid)}
+    compacted = [user("[summary]"), *talk[3:], user("[note]")]
+    change = store.replace_live_history(sid, compacted)
+    assert (change.archived, change.appended) == (3, 2)
+    assert store.live_history(sid) == compacted
+    rows = store.history_rows(sid)
+    assert len(rows) == 8
+    kept = {row.message["content"]: row.seq for row in rows if not row.archived}
+    assert all(kept[f"q{n}"] == before[f"q{n}"] for n in (3, 4, 5))
+    assert store.transcript(sid) == [*talk, user("[summary]"), user("[note]")]

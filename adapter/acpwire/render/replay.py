@@ -87,6 +87,9 @@ class _Replay:
         self.cwd = cwd
         self.updates: list[ReplayUpdate] = []
         self.open: dict[str, ToolStart] = {}
+        self.ended: set[str] = set()
+        """Calls shown with their end: a later copy (a compaction may rewrite the messages
+        it keeps, and the transcript holds both) is not shown again."""
 
     def message(self, index: int, message: Message) -> None:
         role = message.get("role")
@@ -137,6 +140,8 @@ class _Replay:
         if call_id is None:
             log.warning("history message %d: tool call %s has no id; skipped", index, name)
             return
+        if call_id in self.ended:
+            return
         if call_id in self.open:
             log.warning("history message %d: tool call id %s reused", index, call_id)
             self.close(self.open.pop(call_id))
@@ -149,6 +154,9 @@ class _Replay:
     def tool_result(self, index: int, message: Message) -> None:
         result = content_text(message.get("content"))
         call_id = _call_id(message, "tool_call_id", "call_id", "id") or f"replay-{index}"
+        if call_id in self.ended and call_id not in self.open:
+            return
+        self.ended.add(call_id)
         start = self.open.pop(call_id, None)
         if start is None:
             # Show an orphan result under a start of its own rather than drop it.
@@ -167,6 +175,7 @@ class _Replay:
                 self.updates.append(plan)
 
     def close(self, start: ToolStart) -> None:
+        self.ended.add(start.call_id)
         end = ToolEnd(start.call_id, start.name, start.args, result=NO_RESULT, failed=True)
         self.updates.append(end_update(end, cwd=self.cwd))
 

@@ -10,6 +10,7 @@ the new ones. Nothing is ever deleted, and repeating the call changes nothing.
 
 from __future__ import annotations
 
+import difflib
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -58,13 +59,16 @@ def _encode(session_id: str, messages: Sequence[Message]) -> list[str]:
     return encoded
 
 
-def _common_prefix(old: Sequence[str], new: Sequence[str]) -> int:
-    count = 0
-    for a, b in zip(old, new, strict=False):
-        if a != b:
-            break
-        count += 1
-    return count
+def _kept_rows(old: Sequence[str], new: Sequence[str]) -> dict[int, int]:
+    """Which new messages are old rows unchanged: new index -> old index, in order."""
+    if old == new[: len(old)]:  # the common case, a turn appending: no alignment needed
+        return {i: i for i in range(len(old))}
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    return {
+        block.b + k: block.a + k
+        for block in matcher.get_matching_blocks()
+        for k in range(block.size)
+    }
 
 
 class HistoryMixin(Database):
@@ -90,9 +94,10 @@ class HistoryMixin(Database):
         ``updated_at`` moves when the history changed, or always with ``touch`` (a turn
         that ends saves its history and marks the session used in one transaction).
 
-        Rows matching a common prefix and a common suffix of the old and new histories are
-        kept; the old rows between them are archived and the new messages between them are
-        added, so a compressed history ``[summary, *tail]`` keeps the tail rows.
+        Old rows that reappear unchanged, in the same order, are kept (the longest such
+        run first, as ``difflib`` aligns them); the other old rows are archived and the
+        other new messages added. So a compressed history ``[summary, *tail, note]``
+        keeps the tail rows instead of storing them twice.
         """
         new = _encode(session_id, messages)
         now = format_ts(utcnow())
@@ -103,12 +108,10 @@ class HistoryMixin(Database):
                 (session_id,),
             ).fetchall()
             old = [text for _, text in rows]
-            prefix = _common_prefix(old, new)
-            room = min(len(old), len(new)) - prefix
-            suffix = _common_prefix(old[::-1], new[::-1])
-            suffix = min(suffix, room)
-            dropped = [seq for seq, _ in rows[prefix : len(rows) - suffix]]
-            added = new[prefix : len(new) - suffix]
+            kept = _kept_rows(old, new)  # new index -> old index
+            still = set(kept.values())
+            dropped = [seq for i, (seq, _) in enumerate(rows) if i not in still]
+            added = [text for j, text in enumerate(new) if j not in kept]
             if not dropped and not added:
                 if touch:
                     self._touch(conn, session_id, now)
@@ -117,12 +120,8 @@ class HistoryMixin(Database):
                 "UPDATE messages SET archived = 1, pos = NULL WHERE session_id = ? AND seq = ?",
                 [(session_id, seq) for seq in dropped],
             )
-            added_seqs = self._insert_live(conn, session_id, added, now)
-            order = (
-                [seq for seq, _ in rows[:prefix]]
-                + added_seqs
-                + [seq for seq, _ in rows[len(rows) - suffix :]]
-            )
+            fresh = iter(self._insert_live(conn, session_id, added, now))
+            order = [rows[kept[j]][0] if j in kept else next(fresh) for j in range(len(new))]
             conn.executemany(
                 "UPDATE messages SET pos = ? WHERE session_id = ? AND seq = ?",
                 [(pos, session_id, seq) for pos, seq in enumerate(order)],
