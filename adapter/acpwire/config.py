@@ -42,6 +42,9 @@ class Settings:
     log_level: str = "INFO"
     db_busy_timeout_ms: int = 5000
     """How long a database call waits for another process's lock before failing."""
+    mcp_wait_s: float | None = None
+    """How long session set-up waits for MCP servers before answering (the rest join
+    later); None: as long as the client waits for the answer, less a margin."""
     env_loaded: bool = False
 
     @property
@@ -102,6 +105,9 @@ def load_settings(env: Mapping[str, str] | None = None, *, load_env_file: bool =
         approval_timeout_s=timeout,
         workers=int(_number(backend, "workers", 8, path=path)),
         db_busy_timeout_ms=int(_number(backend, "db_busy_timeout_ms", 5000, path=path)),
+        mcp_wait_s=_number(backend, "mcp_wait_s", 1.0, path=path)
+        if "mcp_wait_s" in backend
+        else None,
         sensitive_paths=tuple(sensitive),
         log_level=str(environ.get("ACPWIRE_LOG_LEVEL") or backend.get("log_level", "INFO")).upper(),
         env_loaded=bool(loaded),

@@ -25,7 +25,7 @@ from acpwire.config import Settings
 from acpwire.link import ClientConnection
 from acpwire.rpc import memory_pair, resource_not_found
 from acpwire.server.app import Runtime, serve
-from acpwire.server.mcp import McpHost
+from acpwire.server.mcp import LateStart, McpHost
 from tests.backend.editor_terminals import TerminalHost
 from tests.support.fake_llm import FakeLLM, Reply
 
@@ -130,7 +130,14 @@ class NoMcp(McpHost):
     supports_http = False
     supports_sse = False
 
-    async def start(self, state: Any, servers: list[m.McpServer]) -> list[tuple[str, str]]:
+    async def start(
+        self,
+        state: Any,
+        servers: list[m.McpServer],
+        *,
+        wait_s: float | None = None,
+        on_late: LateStart | None = None,
+    ) -> list[tuple[str, str]]:
         return [(getattr(s, "name", "?"), "MCP disabled in this test") for s in servers]
 
     async def stop(self, state: Any) -> None:

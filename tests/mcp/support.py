@@ -36,6 +36,15 @@ def python_entry(name: str, code: str) -> m.McpServerStdio:
     return m.McpServerStdio(name=name, command=sys.executable, args=["-c", code], env=[])
 
 
+def slow_echo(name: str, delay_s: float) -> m.McpServerStdio:
+    """The echo server, after ``delay_s`` seconds of start-up (a first ``npx`` download)."""
+    code = (
+        f"import time, runpy; time.sleep({delay_s}); "
+        f"runpy.run_path({str(ECHO_SERVER)!r}, run_name='__main__')"
+    )
+    return python_entry(name, code)
+
+
 def registry(state: SessionState) -> ToolRegistry:
     tools = getattr(state.agent, "tools", None)
     assert isinstance(tools, ToolRegistry)

@@ -28,6 +28,7 @@ from tests.mcp.support import (
     python_entry,
     registry,
     server_info,
+    slow_echo,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
@@ -237,3 +238,50 @@ async def test_start_needs_the_host_entered(make_state: MakeState) -> None:
 def test_the_host_implements_the_backend_seam() -> None:
     host: McpHost = McpServerHost()  # checked by mypy
     assert host.supports_http and host.supports_sse
+
+
+async def test_a_server_slower_than_the_wait_joins_later(make_state: MakeState) -> None:
+    """``start`` returns after ``wait_s`` with the slow server still starting; its tools
+    are registered when it is ready, and ``on_late`` hears "pending" then "ready"."""
+    state = make_state()
+    events: list[tuple[str, str, str]] = []
+    ready = anyio.Event()
+
+    async def on_late(name: str, status: str, detail: str) -> None:
+        events.append((name, status, detail))
+        if status != "pending":
+            ready.set()
+
+    with anyio.fail_after(30):
+        async with McpServerHost() as host:
+            started = anyio.current_time()
+            failures = await host.start(
+                state, [slow_echo("slow", 2.0)], wait_s=0.5, on_late=on_late
+            )
+            assert anyio.current_time() - started < 1.8  # did not wait for the slow one
+            assert failures == []
+            assert "slow__echo" not in registry(state).names()
+            await ready.wait()
+            assert events == [("slow", "pending", ""), ("slow", "ready", "4 tools")]
+            outcome = await call_in_thread(mcp_tool(state, "slow__echo"), text="late")
+            assert outcome.result_text == "late" and not outcome.failed
+
+
+async def test_a_session_stopped_while_its_server_starts_hears_nothing_more(
+    make_state: MakeState,
+) -> None:
+    state = make_state()
+    events: list[tuple[str, str, str]] = []
+
+    async def on_late(name: str, status: str, detail: str) -> None:
+        events.append((name, status, detail))
+
+    with anyio.fail_after(30):
+        async with McpServerHost() as host:
+            assert (
+                await host.start(state, [slow_echo("slow", 2.0)], wait_s=0.3, on_late=on_late) == []
+            )
+            await host.stop(state)
+            await anyio.sleep(2.5)  # past the server's start-up
+            assert events == [("slow", "pending", "")]
+            assert "slow__echo" not in registry(state).names()

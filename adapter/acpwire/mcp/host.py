@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -27,6 +28,7 @@ import anyio
 import anyio.abc
 
 from acp_v1 import models as m
+from acpwire.server.mcp import LateStart
 from acpwire.server.state import SessionState
 
 from .naming import allocate_names
@@ -124,11 +126,20 @@ class McpServerHost:
 
     # -- McpHost ---------------------------------------------------------------------
 
-    async def start(self, state: SessionState, servers: list[m.McpServer]) -> list[tuple[str, str]]:
+    async def start(
+        self,
+        state: SessionState,
+        servers: list[m.McpServer],
+        *,
+        wait_s: float | None = None,
+        on_late: LateStart | None = None,
+    ) -> list[tuple[str, str]]:
         """Connect ``servers`` and register their tools on the session agent.
 
         Returns ``(server name, reason)`` for each server that failed, in the given order;
-        the others work and the session works without the failed ones.
+        the others work and the session works without the failed ones. A server not ready
+        within ``wait_s`` goes on starting in the background: its tools are registered
+        when it is ready, and ``on_late`` hears of it (pending now, ready or failed later).
         """
         if not servers:
             return []
@@ -167,19 +178,28 @@ class McpServerHost:
             entry.connections.append(connection)
             task_group.start_soon(connection.run, name=f"mcp server {server.name!r}")
             outcomes.append(connection)
+        with anyio.move_on_after(math.inf if wait_s is None else wait_s):
+            for outcome in outcomes:
+                if isinstance(outcome, ServerConnection):
+                    await outcome.ready.wait()
         failures: list[tuple[str, str]] = []
         for server, outcome in zip(servers, outcomes, strict=True):
             if isinstance(outcome, ServerConnection):
-                await outcome.ready.wait()
-                if outcome not in entry.connections:  # stop() came first
-                    reason = outcome.error or "stopped before it was ready"
-                elif outcome.error is None:
-                    self._register(entry, outcome, loop)
+                if not outcome.ready.is_set():
+                    logger.info(
+                        "session %s: MCP server %r is still starting after %g s; "
+                        "its tools join when it is ready",
+                        state.id,
+                        server.name,
+                        wait_s,
+                    )
+                    task_group.start_soon(self._finish_late, state, entry, outcome, loop, on_late)
+                    if on_late is not None:
+                        task_group.start_soon(on_late, server.name, "pending", "")
                     continue
-                else:
-                    # Its task has ended: the transport is closed, the child gone.
-                    entry.connections.remove(outcome)
-                    reason = outcome.error
+                reason = self._settle(entry, outcome, loop)
+                if reason is None:
+                    continue
             else:
                 reason = outcome
             logger.warning(
@@ -215,6 +235,40 @@ class McpServerHost:
         state.extra[EXTRA_KEY] = entry
         self._sessions.append(entry)
         return entry
+
+    def _settle(
+        self, entry: SessionServers, connection: ServerConnection, loop: asyncio.AbstractEventLoop
+    ) -> str | None:
+        """A connection that finished starting: register its tools, or say why not."""
+        if connection not in entry.connections:  # stop() came first
+            return connection.error or "stopped before it was ready"
+        if connection.error is None:
+            self._register(entry, connection, loop)
+            return None
+        # Its task has ended: the transport is closed, the child gone.
+        entry.connections.remove(connection)
+        return connection.error
+
+    async def _finish_late(
+        self,
+        state: SessionState,
+        entry: SessionServers,
+        connection: ServerConnection,
+        loop: asyncio.AbstractEventLoop,
+        on_late: LateStart | None,
+    ) -> None:
+        await connection.ready.wait()
+        if entry not in self._sessions:  # the session was stopped meanwhile
+            return
+        reason = self._settle(entry, connection, loop)
+        if reason is not None:
+            logger.warning(
+                "session %s: MCP server %r failed to start: %s", state.id, connection.name, reason
+            )
+        if on_late is not None:
+            tools = len(connection.tools)
+            ready = f"{tools} tool{'s' if tools != 1 else ''}"
+            await on_late(connection.name, "ready" if reason is None else "failed", reason or ready)
 
     def _register(
         self, entry: SessionServers, connection: ServerConnection, loop: asyncio.AbstractEventLoop

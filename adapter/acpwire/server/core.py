@@ -35,6 +35,11 @@ from .turns import ModelFactory, TurnRunner
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
+DEFAULT_SYNC_BUDGET_S = 20.0
+"""How long a client is assumed to wait for a set-up answer before ``initialize``."""
+SYNC_MARGIN_S = 5.0
+"""What session set-up keeps of that budget for its other work (the agent, the answer)."""
+
 
 class BackendCore:
     """What every ACP method of one client connection's backend relies on."""
@@ -128,11 +133,35 @@ class BackendCore:
             )
 
     async def _setup_extras(self, state: SessionState, servers: list[m.McpServer]) -> None:
-        """MCP servers for the session; failures become a note to the user, not an error."""
+        """MCP servers for the session; failures become a note to the user, not an error.
+
+        Set-up waits for them only as long as the client waits for its answer (less a
+        margin): a server still starting then (a first ``npx`` download...) goes on in the
+        background, and the user hears when it is ready or failed."""
         if servers and isinstance(state.agent, LazyAgent):
             # Their tools join the real agent's registry: build it off the event loop.
             await self.blocking(state.agent.real)
-        failures = await self.mcp.start(state, servers)
+        answered = anyio.Event()
+
+        async def mark_answered() -> None:
+            answered.set()
+
+        if not after_answer(mark_answered):
+            answered.set()
+
+        async def on_late(name: str, status: str, detail: str) -> None:
+            await answered.wait()  # never ahead of the answer (Zed would drop it)
+            text = {
+                "pending": f"MCP server {name!r} is still starting; its tools follow when it is ready.",
+                "ready": f"MCP server {name!r} is ready ({detail}).",
+            }.get(status, f"MCP server {name!r} failed to start: {detail}")
+            await self._notice(state, text)
+
+        wait_s = self.settings.mcp_wait_s
+        if wait_s is None:
+            budget = self.probe.sync_response_budget_s if self.probe else DEFAULT_SYNC_BUDGET_S
+            wait_s = max(1.0, budget - SYNC_MARGIN_S)
+        failures = await self.mcp.start(state, servers, wait_s=wait_s, on_late=on_late)
         if failures:
             text = "\n".join(
                 f"MCP server {name!r} failed to start: {why}" for name, why in failures

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from types import TracebackType
-from typing import Protocol, Self
+from typing import Any, Literal, Protocol, Self, TypeAlias
 
 from acp_v1 import models as m
 
 from .state import SessionState
+
+LateStart: TypeAlias = Callable[
+    [str, Literal["pending", "ready", "failed"], str], Coroutine[Any, Any, None]
+]
+"""Told about a server that was not ready within ``wait_s``: ``(name, "pending", "")`` at
+once, then ``(name, "ready", what it offers)`` or ``(name, "failed", reason)``. Called in
+a task of its own, never inside :meth:`McpHost.start`."""
 
 
 class McpHost(Protocol):
@@ -22,11 +30,19 @@ class McpHost(Protocol):
     @property
     def supports_sse(self) -> bool: ...
 
-    async def start(self, state: SessionState, servers: list[m.McpServer]) -> list[tuple[str, str]]:
+    async def start(
+        self,
+        state: SessionState,
+        servers: list[m.McpServer],
+        *,
+        wait_s: float | None = None,
+        on_late: LateStart | None = None,
+    ) -> list[tuple[str, str]]:
         """Connect the servers and offer their tools to the session's agent.
 
         Returns ``(server name, reason)`` for each server that failed; the session works
-        without them."""
+        without them. With ``wait_s``, servers not ready by then go on starting in the
+        background (``on_late`` hears how that ends) and their tools join when ready."""
         ...
 
     async def stop(self, state: SessionState) -> None:
