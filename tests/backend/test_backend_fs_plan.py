@@ -3,6 +3,7 @@ and the ``todo`` tool as ``plan`` updates."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,30 @@ async def test_an_empty_editor_read_of_a_missing_file_is_not_an_empty_file(
         assert "not found" in tool_result(messages, "r1").lower()
         assert "not found" not in tool_result(messages, "r2").lower()
         assert {str(missing), str(empty)} <= set(r.editor.reads)
+
+
+async def test_a_client_that_hides_tool_content_gets_the_output_as_a_message(
+    tmp_path: Path,
+) -> None:
+    """Obsidian shows diffs and terminals but not ``content`` items: a finished call's
+    text output is repeated as a message there, and only there."""
+    for client, mirrored in (("obsidian-agent-client", True), ("test-editor", False)):
+        async with rig(tmp_path / client, caps=NO_CAPS, client_name=client) as r:
+            (r.workspace / "notes.md").write_text("line with ``` fences\n")
+            r.llm.push(tool_call("r1", "read_file", path="notes.md"))
+            r.llm.push({"text": "done"})
+            sid = await r.new()
+            assert (await r.prompt(sid, "read it")).stop_reason == "end_turn"
+            texts = [u.content.text for u in r.editor.of_kind(sid, "agent_message_chunk")]
+            shown = [t for t in texts if t.startswith("Tool output:")]
+            if not mirrored:
+                assert shown == []
+                continue
+            (message,) = shown
+            assert "line with ``` fences" in message
+            fence, body = message.split("\n")[1], message.split("\n")[2:-1]
+            longest = max(len(run) for run in re.findall("`+", "\n".join(body)))
+            assert set(fence) == {"`"} and len(fence) > longest  # the output cannot close it
+            kinds = r.editor.kinds(sid)
+            end = max(i for i, k in enumerate(kinds) if k == "tool_call_update")
+            assert kinds[end + 1] == "agent_message_chunk"  # right after the call ended

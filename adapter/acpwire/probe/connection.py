@@ -183,6 +183,11 @@ class ConnectionProbe:
         return tuple(kinds)
 
     @property
+    def renders_tool_content(self) -> bool:
+        """Tool-call content of type ``content`` is shown (not only diffs and terminals)."""
+        return self.profile.renders_tool_content_blocks
+
+    @property
     def empty_read_may_mean_missing(self) -> bool:
         """An empty ``fs/read_text_file`` answer may stand for "no such file"."""
         return self.profile.empty_read_may_mean_missing

@@ -2,13 +2,16 @@
 
 Every update goes through the connection's capability probe: a variant the client
 cannot know (newer than its protocol knowledge, unstable, absent from the bindings) is
-not sent, because SDK-based clients drop the whole notification or fail on it.
+not sent, because SDK-based clients drop the whole notification or fail on it. A client
+that shows no ``content`` items of tool calls (Obsidian) also gets a finished call's text
+output as a message, where it is shown.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import re
 from typing import Any
 
 from acp_v1 import models as m
@@ -46,6 +49,10 @@ class Notifier:
             await self.client.session_update(
                 m.SessionNotification(session_id=session_id, update=update)
             )
+        if tag == "tool_call_update" and self.probe and not self.probe.renders_tool_content:
+            shown = _output_as_message(update)
+            if shown is not None:
+                await self.message(session_id, shown)
         return True
 
     async def text(self, session_id: str, text: str, kind: ChunkKind) -> bool:
@@ -96,3 +103,30 @@ def _plain_text(update: Any) -> str | None:
     if block.annotations is not None:
         return None
     return block.text
+
+
+MIRRORED_CHARS = 2000
+"""How much of a tool's output is repeated as a message for clients that hide it."""
+
+
+def _output_as_message(update: m.SessionUpdateToolCallUpdate) -> str | None:
+    """A finished call's text output as a message, for a client that does not show
+    ``content`` items; None when there is nothing such a client would miss."""
+    if update.status not in ("completed", "failed"):
+        return None
+    texts = [
+        item.content.text
+        for item in update.content or []
+        if isinstance(item, m.ToolCallContentContent)
+        and isinstance(item.content, m.ContentBlockText)
+        and item.content.text.strip()
+    ]
+    if not texts:
+        return None
+    text = "\n".join(texts)
+    if len(text) > MIRRORED_CHARS:
+        text = text[:MIRRORED_CHARS] + f"\n[... {len(text) - MIRRORED_CHARS} more characters]"
+    label = "Tool call failed" if update.status == "failed" else "Tool output"
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)  # the output's own backticks cannot close it
+    return f"{label}:\n{fence}\n{text}\n{fence}"
