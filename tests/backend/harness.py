@@ -46,6 +46,8 @@ class PermissionPolicy:
     ``"cancelled"``, or ``None`` to never answer (to test timeouts)."""
 
     answer: str | None = "allow_once"
+    first: list[str] = field(default_factory=list)
+    """Answers for the next requests, in order, before ``answer`` applies again."""
     requests: list[m.RequestPermissionRequest] = field(default_factory=list)
     hold: anyio.Event | None = None
     """When set, each request waits for this event before answering (``answer`` is read
@@ -83,7 +85,7 @@ class EditorClient(TerminalHost, Client):
         self._poke()
         if self.policy.hold is not None:
             await self.policy.hold.wait()
-        answer = self.policy.answer
+        answer = self.policy.first.pop(0) if self.policy.first else self.policy.answer
         while answer is None:
             await anyio.sleep_forever()
         if answer == "cancelled":

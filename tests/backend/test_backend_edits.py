@@ -144,6 +144,50 @@ async def test_multi_file_patch_shows_one_diff_per_file(tmp_path: Path) -> None:
         assert len(diffs(end.content)) == 3
 
 
+MULTI = (
+    "*** Begin Patch\n"
+    "*** Update File: app.py\n"
+    "@@ def main():\n"
+    "-    print('old')\n"
+    "+    print('new')\n"
+    "*** Add File: notes.md\n"
+    "+# Notes\n"
+    "*** Update File: .env\n"
+    "@@\n"
+    "-KEY=1\n"
+    "+KEY=2\n"
+    "*** End Patch"
+)
+
+
+async def test_a_client_showing_one_diff_is_asked_file_by_file(tmp_path: Path) -> None:
+    """CodeCompanion's dialog shows only the first diff: each file is asked on its own
+    (every request shows the diff it is about); "allow for the session" on one covers
+    the next ordinary file but not a sensitive one; a denial stops the whole patch."""
+    async with rig(tmp_path, client_name="CodeCompanion.nvim") as r:
+        sid = await r.new()
+        (r.workspace / "app.py").write_text("def main():\n    print('old')\n")
+        (r.workspace / ".env").write_text("KEY=1\n")
+        r.editor.policy.first = ["allow_session", "deny"]
+        await edit_turn(r, sid, tool_call("p1", "patch", mode="patch", patch=MULTI))
+        asked = [
+            (req.tool_call.title, [d.path for d in diffs(req.tool_call.content)])
+            for req in r.editor.policy.requests
+        ]
+        assert asked == [
+            (f"Approve edit (1 of 3): {r.workspace / 'app.py'}", [str(r.workspace / "app.py")]),
+            (f"Approve edit (3 of 3): {r.workspace / '.env'}", [str(r.workspace / ".env")]),
+        ]
+        assert (r.workspace / "app.py").read_text() == "def main():\n    print('old')\n"
+        assert not (r.workspace / "notes.md").exists()
+        assert final_update(r, sid, "p1").status == "failed"
+        r.editor.policy.first = ["allow_once"]
+        await edit_turn(r, sid, tool_call("p2", "patch", mode="patch", patch=MULTI))
+        assert len(r.editor.policy.requests) == 3  # the session grant covers the rest
+        assert (r.workspace / ".env").read_text() == "KEY=2\n"
+        assert (r.workspace / "notes.md").read_text() == "# Notes\n"
+
+
 async def test_accept_edits_mode_still_asks_for_sensitive_files(tmp_path: Path) -> None:
     async with rig(tmp_path) as r:
         sid = await r.new()

@@ -300,6 +300,7 @@ DEPARTURES: dict[str, dict[str, object]] = {
         "rejects_unknown_update_variants": False,
         "offers_reject_always": False,
         "keys_options_by_kind": True,
+        "shows_first_content_only": True,
         "reads_config_options": True,
     },
     "agent-shell": {"offers_reject_always": False, "keys_options_by_kind": True},

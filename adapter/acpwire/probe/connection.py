@@ -183,6 +183,11 @@ class ConnectionProbe:
         return tuple(kinds)
 
     @property
+    def shows_first_content_only(self) -> bool:
+        """The permission dialog shows only the first content item (one diff)."""
+        return self.profile.shows_first_content_only
+
+    @property
     def renders_tool_content(self) -> bool:
         """Tool-call content of type ``content`` is shown (not only diffs and terminals)."""
         return self.profile.renders_tool_content_blocks

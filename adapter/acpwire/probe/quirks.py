@@ -45,6 +45,8 @@ class QuirkProfile:
     """The UI is built from ``configOptions`` (rather than legacy ``modes`` / ``models``)."""
     renders_tool_content_blocks: bool
     """Tool-call content of type ``content`` (not only ``diff`` / ``terminal``) is shown."""
+    shows_first_content_only: bool
+    """The permission dialog shows only the first content item of the tool call."""
     empty_read_may_mean_missing: bool
     """``fs/read_text_file`` may answer ``""`` for a file that does not exist."""
     sync_timeout_s: float
@@ -70,6 +72,7 @@ CONSERVATIVE: Final = QuirkProfile(
     shows_mode_updates=False,  # CodeCompanion ignores them [V] cc2-cc4
     reads_config_options=False,  # Toad, avante, marimo use legacy modes [V] t1, av1, m1
     renders_tool_content_blocks=True,  # see above: a rendering fact, not a precaution
+    shows_first_content_only=False,  # a rendering fact too: Zed shows every diff [V] z2
     empty_read_may_mean_missing=True,  # CodeCompanion [V] cc2
     sync_timeout_s=20.0,  # the shortest known wait, CodeCompanion's [V] cc2
 )
@@ -104,6 +107,7 @@ CODECOMPANION: Final = replace(
     answers_unknown_requests=False,  # never answers unknown methods [V] cc2
     offers_reject_always=False,  # UI: allow_once, allow_always, reject_once [V] cc4
     keys_options_by_kind=True,  # options keyed and labelled by kind [V] cc4
+    shows_first_content_only=True,  # its diff view reads content[1] only [V] cc4
     permission_requests_only_during_prompt=True,  # drops them outside a prompt [V] cc2
     shows_mode_updates=False,  # ignores current_mode_update [V] cc2
     reads_config_options=True,  # select options, model = category "model" [V] cc3

@@ -10,6 +10,7 @@ when it advertises ``fs`` (so unsaved buffers are seen), else the agent uses the
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from typing import TYPE_CHECKING, Any
@@ -89,38 +90,51 @@ class SessionServices:
     async def approve_edits(
         self, call_id: str, proposals: list[EditProposal]
     ) -> tuple[bool, str | None]:
-        policy = self.memory.edit_policy(policy_for_mode(self.state.mode))
-        batch = await self.backend.blocking(
-            lambda: decide_edits(
-                proposals,
-                cwd=self.state.cwd,
-                policy=policy,
-                extra_sensitive=self.backend.settings.sensitive_paths,
+        """One request showing every file's diff; to a client whose diff view shows only
+        the first (CodeCompanion), one request per file, each file's approval checked
+        again against what the previous answer granted (sensitive files still ask)."""
+        probe = self.backend.probe
+        one_by_one = len(proposals) > 1 and probe is not None and probe.shows_first_content_only
+        remaining = list(proposals)
+        unasked = False
+        while remaining:
+            group = remaining[:1] if one_by_one else remaining
+            batch = await self.backend.blocking(
+                functools.partial(
+                    decide_edits,
+                    group,
+                    cwd=self.state.cwd,
+                    policy=self.memory.edit_policy(policy_for_mode(self.state.mode)),
+                    extra_sensitive=self.backend.settings.sensitive_paths,
+                )
             )
-        )
-        diffs: list[m.ToolCallContent] = [diff_content(p, p.path) for p in proposals]
-        if batch.auto_approve:
-            logger.info("edit %s approved without asking: %s", call_id, batch.reason)
+            if batch.auto_approve:
+                logger.info("edit %s approved without asking: %s", call_id, batch.reason)
+                unasked = True
+            else:
+                done = len(proposals) - len(remaining)
+                part = f" ({done + 1} of {len(proposals)})" if one_by_one else ""
+                tool_call = m.ToolCallUpdate(
+                    tool_call_id=call_id,
+                    title=f"Approve edit{part}: {', '.join(p.path for p in group)}",
+                    kind="edit",
+                    status="pending",
+                    content=[diff_content(p, p.path) for p in group],
+                )
+                decision = await self._ask(tool_call, build_edit_options())
+                self.memory.record_edit(decision)
+                if not is_allowed(decision):
+                    timeout = self.backend.settings.approval_timeout_s
+                    return False, refusal_message(decision, subject="edit", timeout_s=timeout)
+            remaining = remaining[len(group) :]
+        if unasked:  # the client saw no request for some files: show every diff now
+            diffs: list[m.ToolCallContent] = [diff_content(p, p.path) for p in proposals]
             await self.send(
                 m.SessionUpdateToolCallUpdate(
                     tool_call_id=call_id, status="in_progress", content=diffs
                 )
             )
-            return True, None
-        paths = ", ".join(p.path for p in proposals)
-        tool_call = m.ToolCallUpdate(
-            tool_call_id=call_id,
-            title=f"Approve edit: {paths}",
-            kind="edit",
-            status="pending",
-            content=diffs,
-        )
-        decision = await self._ask(tool_call, build_edit_options())
-        self.memory.record_edit(decision)
-        if is_allowed(decision):
-            return True, None
-        timeout = self.backend.settings.approval_timeout_s
-        return False, refusal_message(decision, subject="edit", timeout_s=timeout)
+        return True, None
 
     async def approve_command(
         self, call_id: str | None, proposal: CommandProposal
