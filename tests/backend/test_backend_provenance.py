@@ -60,7 +60,9 @@ async def test_compression_rotates_the_internal_id(tmp_path: Path) -> None:
         for n in range(3):
             result = await r.prompt(sid, f"turn {n}: " + "words " * 40)
             assert result.stop_reason == "end_turn"
-        rotations = [u for u in r.editor.of_kind(sid, "session_info_update") if u.meta is not None]
+        infos = r.editor.of_kind(sid, "session_info_update")
+        assert all(u.meta is not None for u in infos)  # every one carries the provenance
+        rotations = [u for u in infos if "reason" in provenance(u.meta)]
         assert len(rotations) == 1
         moved = provenance(rotations[0].meta)
         assert moved["acpSessionId"] == sid
@@ -106,3 +108,23 @@ async def test_load_after_compression_shows_the_summary_as_a_note(tmp_path: Path
             u.content.text.startswith(SUMMARY_NOTE)
             for u in r.editor.of_kind(sid, "agent_message_chunk")
         )
+
+
+async def test_title_updates_carry_the_provenance(tmp_path: Path) -> None:
+    """Every ``session_info_update`` has the provenance in ``_meta``, as hermes-acp sends
+    it: the title set by the first prompt, and the title sent on a later load."""
+    async with rig(tmp_path) as r:
+        with anyio.fail_after(STEP_S):
+            new = await r.peer.session_new(
+                m.NewSessionRequest(cwd=str(r.workspace), mcp_servers=[])
+            )
+        sid = new.session_id
+        await r.prompt(sid, "name this thread")
+        with anyio.fail_after(STEP_S):
+            await r.peer.session_load(
+                m.LoadSessionRequest(session_id=sid, cwd=str(r.workspace), mcp_servers=[])
+            )
+            await r.editor.wait_for(lambda: len(r.editor.of_kind(sid, "session_info_update")) >= 2)
+        infos = r.editor.of_kind(sid, "session_info_update")
+        assert [i.title for i in infos] == ["name this thread", "name this thread"]
+        assert all(provenance(i.meta) == provenance(new.meta) for i in infos)

@@ -75,7 +75,7 @@ class AcpBackend(BackendCore):
             warning = self.manager.store_warning
             after_answer(lambda: self._notice(state, f"Warning: {warning}"))
         return m.NewSessionResponse(
-            session_id=state.id, modes=modes, config_options=config, meta=self._meta(state)
+            session_id=state.id, modes=modes, config_options=config, meta=self.provenance(state)
         )
 
     async def _reopen(
@@ -96,12 +96,16 @@ class AcpBackend(BackendCore):
         for update in replay_updates(transcript, cwd=state.cwd):
             await self.notifier.update(state.id, update)
         modes, config = await self._session_setup(state)
-        return m.LoadSessionResponse(modes=modes, config_options=config, meta=self._meta(state))
+        return m.LoadSessionResponse(
+            modes=modes, config_options=config, meta=self.provenance(state)
+        )
 
     async def session_resume(self, params: m.ResumeSessionRequest) -> m.ResumeSessionResponse:
         state = await self._reopen(params.session_id, params.cwd, params.mcp_servers or [])
         modes, config = await self._session_setup(state)
-        return m.ResumeSessionResponse(modes=modes, config_options=config, meta=self._meta(state))
+        return m.ResumeSessionResponse(
+            modes=modes, config_options=config, meta=self.provenance(state)
+        )
 
     async def session_fork(self, params: m.ForkSessionRequest) -> m.ForkSessionResponse:
         cwd = self._cwd(params.cwd)
@@ -113,7 +117,7 @@ class AcpBackend(BackendCore):
         await self._setup_extras(state, params.mcp_servers or [])
         modes, config = await self._session_setup(state)
         return m.ForkSessionResponse(
-            session_id=state.id, modes=modes, config_options=config, meta=self._meta(state)
+            session_id=state.id, modes=modes, config_options=config, meta=self.provenance(state)
         )
 
     async def session_list(self, params: m.ListSessionsRequest) -> m.ListSessionsResponse:

@@ -171,7 +171,8 @@ class BackendCore:
     async def _notice(self, state: SessionState, text: str) -> None:
         await self.notifier.message(state.id, text)
 
-    def _meta(self, state: SessionState) -> dict[str, Any] | None:
+    def provenance(self, state: SessionState) -> dict[str, Any] | None:
+        """``_meta`` with the session's provenance (None before the agent has an id)."""
         internal = state.record.internal_id
         if internal is None:
             return None

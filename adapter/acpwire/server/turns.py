@@ -100,6 +100,10 @@ class TurnRunner:
             )
 
     async def send_info(self, state: SessionState, meta: dict[str, Any] | None = None) -> None:
+        """Title and time of the session, with its provenance in ``_meta`` (as hermes-acp
+        sends every ``session_info_update``); ``meta``: a rotation's fuller provenance."""
+        if meta is None:
+            meta = await self.backend.blocking(self.backend.provenance, state)
         update = m.SessionUpdateSessionInfoUpdate(
             title=state.record.title, updated_at=state.record.updated_at.isoformat(), meta=meta
         )
