@@ -23,6 +23,7 @@ Step = tuple[Any, ...]
 @dataclass
 class Compressor:
     context_length: int = 131_072
+    threshold_tokens: int = 98_304
     last_prompt_tokens: int = 0
 
 
@@ -63,6 +64,12 @@ class ScriptedAIAgent:
     def interrupt(self, message: str | None = None) -> None:
         self._interrupt_requested = True
         self.interrupted_wait.set()
+
+    def reset_session_state(self) -> None:
+        """Hermes zeroes its session counters and the compressor's state."""
+        self.session_prompt_tokens = self.session_completion_tokens = 0
+        self.session_reasoning_tokens = self.session_cache_read_tokens = 0
+        self.context_compressor.last_prompt_tokens = 0
 
     def clear_interrupt(self) -> None:
         self._interrupt_requested = False

@@ -16,7 +16,7 @@ import pytest
 from acpwire.agent.seam import TurnResult
 from acpwire.hermes.agent import HermesAgent
 from tests.agent.recording import RecordingHooks
-from tests.hermes.fake_aiagent import ScriptedAIAgent
+from tests.hermes.fake_aiagent import Compressor, ScriptedAIAgent
 
 TODO_RESULT = json.dumps(
     {"todos": [{"id": "1", "content": "write it", "status": "in_progress"}], "summary": {}}
@@ -158,3 +158,13 @@ def test_context_usage_compress_model_and_tools(tmp_path: Path) -> None:
     assert fake.reasoning_config is None
     agent.close()
     assert fake.closed
+
+
+def test_compression_threshold_and_reset_are_hermes_own(tmp_path: Path) -> None:
+    agent, fake = make(tmp_path)
+    assert agent.compression_threshold() == 98_304  # the compressor's, not a guess
+    fake.context_compressor = Compressor(context_length=100_000, threshold_tokens=0)
+    assert agent.compression_threshold() == 80_000  # no threshold: 0.8 of the window
+    fake.session_prompt_tokens, fake.context_compressor.last_prompt_tokens = 500, 400
+    agent.reset()
+    assert (fake.session_prompt_tokens, fake.context_compressor.last_prompt_tokens) == (0, 0)

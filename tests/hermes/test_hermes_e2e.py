@@ -157,6 +157,9 @@ async def test_conversation_tools_approvals_commands_and_replay(
         with anyio.fail_after(STEP_S):
             await link.peer.session_prompt(text_prompt(sid, "/context"))
             assert "/ 131072 tokens" in ed.text(sid)
+            # Hermes' own trigger (hermes-agent 0.19.0: 0.75 of a 131072-token window),
+            # not the embedded agent's 0.8.
+            assert "Compression threshold: ~98304 tokens" in ed.text(sid)
             await link.peer.session_prompt(text_prompt(sid, "/compact"))
             assert "Context compressed: " in ed.text(sid)
 

@@ -150,6 +150,12 @@ class DefaultAgent:
     def context_usage(self, history: list[Message]) -> tuple[int, int]:
         return self._estimate(history, self._last_cwd), self._config.context_window
 
+    def compression_threshold(self) -> int:
+        return int(self._threshold())
+
+    def reset(self) -> None:
+        """Nothing to forget: every turn starts from the history it is given."""
+
     def compress(self, history: list[Message], *, force: bool) -> list[Message]:
         if not force and self._estimate(history, self._last_cwd) <= self._threshold():
             return list(history)

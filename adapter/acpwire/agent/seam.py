@@ -191,6 +191,14 @@ class SyncAgent(Protocol):
         """(estimated tokens used, context window size)."""
         ...
 
+    def compression_threshold(self) -> int:
+        """Estimated tokens of context at which the agent compresses it on its own."""
+        ...
+
+    def reset(self) -> None:
+        """Forget what the agent keeps of the conversation besides its history (``/reset``)."""
+        ...
+
     def tool_descriptions(self) -> list[tuple[str, str]]:
         """(name, one-line description) of every tool offered to the model."""
         ...

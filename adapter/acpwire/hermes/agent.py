@@ -112,6 +112,21 @@ class HermesAgent:
         compressor = getattr(self._agent, "context_compressor", None)
         return self._estimate(history), int(getattr(compressor, "context_length", 0) or 0)
 
+    def compression_threshold(self) -> int:
+        """Hermes' own trigger (``threshold_tokens``, from its compression settings)."""
+        compressor = getattr(self._agent, "context_compressor", None)
+        threshold = getattr(compressor, "threshold_tokens", None)
+        if isinstance(threshold, int | float) and threshold > 0:
+            return int(threshold)
+        return int(0.8 * int(getattr(compressor, "context_length", 0) or 0))
+
+    def reset(self) -> None:
+        """Hermes' per-session counters and compressor state start over, as hermes-acp's
+        ``/reset`` does (``AIAgent.reset_session_state``)."""
+        reset = getattr(self._agent, "reset_session_state", None)
+        if callable(reset):
+            reset()
+
     def compress(self, history: list[Message], *, force: bool) -> list[Message]:
         messages, _ = self._agent._compress_context(
             history,

@@ -93,6 +93,7 @@ async def handle(runner: TurnRunner, state: SessionState, text: str) -> str | Ru
         if state.running:
             return "A turn is running; cancel it before /reset."
         await backend.blocking(backend.manager.clear_history, state)
+        await backend.blocking(state.agent.reset)
         return "Conversation history cleared."
     if name == "compact":
         return await _compact(runner, state)
@@ -112,7 +113,7 @@ async def _context(state: SessionState) -> str:
     counts = Counter(str(msg.get("role", "?")) for msg in state.history)
     used, size = await anyio.to_thread.run_sync(state.agent.context_usage, list(state.history))
     pct = 100 * used / size if size else 0.0
-    threshold = int(size * 0.8)
+    threshold = await anyio.to_thread.run_sync(state.agent.compression_threshold)
     roles = ", ".join(f"{role}: {n}" for role, n in sorted(counts.items())) or "empty"
     due = " (due now)" if size and used >= threshold else ""
     return (

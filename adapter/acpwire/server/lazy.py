@@ -70,6 +70,13 @@ class LazyAgent:
     def context_usage(self, history: list[Message]) -> tuple[int, int]:
         return self.real().context_usage(history)
 
+    def compression_threshold(self) -> int:
+        return self.real().compression_threshold()
+
+    def reset(self) -> None:
+        if self._agent is not None:  # an agent not built yet has nothing to forget
+            self._agent.reset()
+
     def tool_descriptions(self) -> list[tuple[str, str]]:
         return self.real().tool_descriptions()
 
