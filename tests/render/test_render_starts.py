@@ -204,3 +204,46 @@ def test_garbage_args_never_raise(name: str, args: Any, roundtrip: RoundTrip) ->
     assert update.tool_call_id == "c1"
     assert update.title
     roundtrip(update)
+
+
+@pytest.mark.parametrize(
+    ("args", "diff"),
+    [
+        (
+            {"action": "create", "name": "lint", "content": "# Lint\n"},
+            ("skills/lint/SKILL.md", None, "# Lint\n"),
+        ),
+        (
+            {"action": "patch", "name": "lint", "old_string": "a", "new_string": "b"},
+            ("skills/lint/SKILL.md", "a", "b"),
+        ),
+        (
+            {"action": "write_file", "name": "lint", "file_path": "ref.md", "file_content": "x"},
+            ("skills/lint/ref.md", None, "x"),
+        ),
+    ],
+)
+def test_skill_manage_starts_in_progress_with_its_diff(
+    args: dict[str, Any], diff: tuple[str, str | None, str], roundtrip: RoundTrip
+) -> None:
+    """Hermes changes its skills without asking: no "pending" start waiting for an
+    approval that never comes; the start shows what will be written, as hermes-acp does."""
+    update = _start("skill_manage", args)
+    assert update.status == "in_progress"
+    (shown,) = update.content or []
+    assert isinstance(shown, ToolCallContentDiff)
+    assert (shown.path, shown.old_text, shown.new_text) == diff
+    roundtrip(update)
+
+
+def test_skill_manage_removals_say_what_goes() -> None:
+    update = _start("skill_manage", {"action": "delete", "name": "lint"})
+    assert update.status == "in_progress"
+    assert _texts(update) == ["Removing skill 'lint'."]
+    update = _start("skill_manage", {"action": "remove_file", "name": "lint", "file_path": "a.md"})
+    assert _texts(update) == ["Removing a.md from skill 'lint'."]
+
+
+def test_gated_edits_still_start_pending() -> None:
+    for name in ("write_file", "patch"):
+        assert _start(name, {"path": "a.txt", "content": "x"}).status == "pending"

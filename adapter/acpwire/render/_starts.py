@@ -18,7 +18,10 @@ from acpwire.render._paths import absolute, patch_paths
 from acpwire.render.text import fenced_within, one_line, pretty_json, str_arg, text_of, truncate
 
 EDIT_TOOLS: Final = frozenset({"write_file", "patch", "skill_manage"})
-"""Tools that change files; their start is ``pending`` until their diffs are known."""
+"""Tools that change files (their starts and ends show what changes)."""
+GATED_EDIT_TOOLS: Final = frozenset({"write_file", "patch"})
+"""Edit tools that ask for approval: their start is ``pending`` until the diffs are known.
+(Hermes' ``skill_manage`` changes its own skill files without asking.)"""
 
 SILENT_START_TOOLS: Final = frozenset({"read_file", "web_extract"})
 ARGS_PREVIEW = 1200
@@ -62,9 +65,28 @@ def _edit_start(
         return [
             text_content(f"Preparing {mode} edit for {target}. Approval prompt shows the diff.")
         ]
+    return _skill_start(args)
+
+
+def _skill_start(args: dict[str, Any]) -> list[Content]:
+    """What ``skill_manage`` is about to write, as hermes-acp shows it: a diff against the
+    skill's file (``skills/<name>/<file>``, under Hermes' home) where the arguments say."""
     action = str_arg(args, "action") or "edit"
     skill = str_arg(args, "name") or "(unnamed skill)"
-    return [text_content(f"Preparing skill {action}: {skill}.")]
+    file_path = str_arg(args, "file_path") or "SKILL.md"
+    path = f"skills/{skill}/{file_path}"
+    source = {"patch": "new_string", "create": "content", "edit": "content"}.get(
+        action, "file_content" if action == "write_file" else ""
+    )
+    new = args.get(source) if source else None
+    if isinstance(new, str):
+        old = (text_of(args.get("old_string")) or None) if action == "patch" else None
+        return [diff_content(EditProposal(path, old, new), path)]
+    if action == "delete":
+        return [text_content(f"Removing skill {skill!r}.")]
+    if action == "remove_file":
+        return [text_content(f"Removing {file_path} from skill {skill!r}.")]
+    return [text_content(f"Skill {action}: {skill} ({file_path}).")]
 
 
 def _terminal(args: dict[str, Any]) -> str:

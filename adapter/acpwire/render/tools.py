@@ -18,7 +18,7 @@ from acpwire.agent.seam import EditProposal, ToolEnd, ToolStart
 from acpwire.render._content import Content, text_content
 from acpwire.render._paths import absolute, patch_paths
 from acpwire.render._results import end_content, raw_output, result_failed
-from acpwire.render._starts import EDIT_TOOLS, start_content
+from acpwire.render._starts import GATED_EDIT_TOOLS, start_content
 from acpwire.render._titles import tool_title as tool_title
 from acpwire.render.text import coerce_args, jsonable, pretty_json, str_arg, text_of
 
@@ -129,7 +129,7 @@ def start_update(
     except Exception:  # fall back to the arguments rather than lose the start
         log.exception("rendering the start of %s (%s) failed", start.name, start.call_id)
         content = [text_content(pretty_json(args, 1200))] if args else None
-    awaiting = start.name in EDIT_TOOLS and edit_preview is None
+    awaiting = start.name in GATED_EDIT_TOOLS and edit_preview is None
     return m.SessionUpdateToolCall(
         tool_call_id=start.call_id,
         title=tool_title(start.name, args),
