@@ -72,7 +72,8 @@ async def test_load_does_not_build_the_agent_and_the_first_prompt_does(tmp_path:
                 infos = [
                     u
                     for u in editor.handler.updates[new.session_id]
-                    if u.session_update == "session_info_update" and u.meta
+                    if u.session_update == "session_info_update"
+                    and "reason" in (u.meta or {}).get("hermes", {}).get("sessionProvenance", {})
                 ]
                 assert infos == [], "a restart must not look like a context compression"
         finally:

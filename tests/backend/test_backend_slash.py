@@ -58,12 +58,16 @@ async def test_model_switch(tmp_path: Path) -> None:
     async with rig(tmp_path, models=["fake-model", "other-model"]) as r:
         sid = await r.new()
         assert "Current model: fake-model" in await reply(r, sid, "/model")
-        assert await reply(r, sid, "/model other-model") == "Model switched to: other-model"
+        switched = await reply(r, sid, "/model other-model")
+        assert switched.startswith("Model switched to: other-model\nProvider: ")
         (update,) = r.editor.of_kind(sid, "config_option_update")
         current = {o.id: o.current_value for o in update.config_options}
         assert current["model"] == "other-model"
         await r.prompt(sid, "hi")
         assert r.llm.requests[-1]["model"] == "other-model"
+        assert await reply(r, sid, "/model  ") == switched.replace(
+            "Model switched to", "Current model"
+        )
 
 
 async def test_reset_clears_the_history(tmp_path: Path) -> None:

@@ -162,6 +162,11 @@ async def test_conversation_tools_approvals_commands_and_replay(
             assert "Compression threshold: ~98304 tokens" in ed.text(sid)
             await link.peer.session_prompt(text_prompt(sid, "/compact"))
             assert "Context compressed: " in ed.text(sid)
+            # Hermes' provider:model syntax; the next request goes to the new model.
+            await link.peer.session_prompt(text_prompt(sid, "/model custom:switched-model"))
+            assert ed.text(sid).endswith("Model switched to: switched-model\nProvider: custom")
+            await link.peer.session_prompt(text_prompt(sid, "greet the new model"))
+            assert llm.requests[-1]["model"] == "switched-model"
 
     async with backend(hermes_py, env, cwd=dirs["launch"], log=log) as link:
         ed = link.handler

@@ -56,10 +56,30 @@ class HermesAgent:
     def model(self) -> str:
         return str(self._agent.model or "")
 
+    @property
+    def provider(self) -> str:
+        return str(self._agent.provider or "")
+
     def set_model(self, model: str) -> None:
+        """``model``, or ``provider:model`` (Hermes' own syntax, as hermes-acp accepts it):
+        another provider's credentials and endpoint come from Hermes' configuration."""
         a = self._agent
+        provider, name = a.provider, model.strip()
+        models = hermes_module("hermes_cli.models")
+        if models is not None:
+            provider, name = models.parse_model_input(model, a.provider or "custom")
+        key, base_url, api_mode = a.api_key or "", a.base_url or "", a.api_mode or ""
         try:
-            a.switch_model(model, a.provider, a.api_key or "", a.base_url or "", a.api_mode or "")
+            if provider != a.provider:
+                resolve = hermes_module("hermes_cli.runtime_provider")
+                if resolve is None:
+                    raise ValueError("this Hermes cannot resolve other providers")
+                runtime = resolve.resolve_runtime_provider(requested=provider)
+                provider = runtime.get("provider") or provider
+                key = runtime.get("api_key") or ""
+                base_url = runtime.get("base_url") or ""
+                api_mode = runtime.get("api_mode") or ""
+            a.switch_model(name, provider, key, base_url, api_mode)
         except Exception as exc:
             raise ValueError(f"Hermes cannot switch to model {model!r}: {exc}") from exc
 

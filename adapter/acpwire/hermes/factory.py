@@ -94,14 +94,19 @@ class HermesAgentFactory:
 
         def fetch() -> list[str]:
             models = [m for m in [self._model_config()[0]] if m]
+            provider = runtime.get("provider")
             key, base_url = runtime.get("api_key"), runtime.get("base_url")
-            if runtime.get("provider") == "custom" and isinstance(base_url, str):
+            listed: list[str] = []
+            if provider == "custom" and isinstance(base_url, str):
                 from acpwire.agent.llm import list_models
 
                 with contextlib.suppress(Exception):
                     listed = list_models(base_url, key if isinstance(key, str) else None)
-                    models += [m for m in listed if m not in models]
-            return models
+            elif provider:  # Hermes' catalogue for the provider (live where it can ask)
+                with contextlib.suppress(Exception):
+                    catalogue = importlib.import_module("hermes_cli.models")
+                    listed = [str(m) for m, _ in catalogue.curated_models_for_provider(provider)]
+            return models + [m for m in listed if m not in models]
 
         return self._models.get(fetch)
 

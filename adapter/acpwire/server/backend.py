@@ -206,7 +206,10 @@ class AcpBackend(BackendCore):
                 state.id, m.SessionUpdateCurrentModeUpdate(current_mode_id=change.value)
             )
         elif change.config_id == options.MODEL:
-            state.agent.set_model(change.value)
+            try:  # Hermes' switch_model may take a while: off the event loop
+                await self.blocking(state.agent.set_model, change.value)
+            except ValueError as exc:
+                raise invalid_params(str(exc)) from exc
             await self.blocking(lambda: self.manager.update(state, model=change.value))
         else:
             state.reasoning_effort = change.value

@@ -77,12 +77,18 @@ async def handle(runner: TurnRunner, state: SessionState, text: str) -> str | Ru
     if name == "version":
         return f"acpwire {__version__} (agent: {backend.factory.name}, model {agent.model})"
     if name == "model":
-        if not arg:
-            return f"Current model: {agent.model}\nProvider: {backend.factory.provider}"
-        agent.set_model(arg)
-        await backend.blocking(lambda: backend.manager.update(state, model=arg))
-        await runner.send_config(state)
-        return f"Model switched to: {arg}"
+        if arg:
+            try:
+                await backend.blocking(agent.set_model, arg)
+            except ValueError as exc:
+                return f"Could not switch the model: {exc}"
+            model = agent.model  # as the agent resolved it (Hermes: without the provider)
+            await backend.blocking(lambda: backend.manager.update(state, model=model))
+            await runner.send_config(state)
+        # The session's provider where the agent has its own (Hermes), else the factory's.
+        provider = getattr(agent, "provider", None) or backend.factory.provider
+        head = "Model switched to" if arg else "Current model"
+        return f"{head}: {agent.model}\nProvider: {provider}"
     if name == "tools":
         tools = await backend.blocking(agent.tool_descriptions)
         lines = [f"  {n}: {d if len(d) <= 80 else d[:77] + '...'}" for n, d in tools]
