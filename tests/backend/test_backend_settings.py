@@ -207,3 +207,24 @@ async def test_retired_session_set_model_still_switches_the_model(tmp_path: Path
         )
         await expect_error(-32601, wire.request("session/set_models", {"sessionId": sid}))
         assert (await r.prompt(sid, "still fine")).stop_reason == "end_turn"
+
+
+async def test_hermes_acp_edit_approval_policy_maps_onto_the_mode(tmp_path: Path) -> None:
+    """hermes-acp's (unadvertised) ``edit_approval_policy`` still works for clients that
+    were scripted against it: it sets the session mode."""
+    async with rig(tmp_path) as r:
+        sid = await r.new()
+        for value, mode in (
+            ("workspace_session", "accept_edits"),
+            ("session", "dont_ask"),
+            ("ask", "default"),
+        ):
+            with anyio.fail_after(STEP_S):
+                answer = await r.peer.session_set_config_option(
+                    set_option(sid, "edit_approval_policy", value)
+                )
+            assert {o.id: o.current_value for o in answer.config_options}["mode"] == mode
+            assert r.editor.of_kind(sid, "current_mode_update")[-1].current_mode_id == mode
+        await expect_error(
+            -32602, r.peer.session_set_config_option(set_option(sid, "edit_approval_policy", "x"))
+        )

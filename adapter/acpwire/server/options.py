@@ -18,6 +18,14 @@ from .state import MODES, SessionState
 MODEL = "model"
 MODE = "mode"
 EFFORT = "reasoning_effort"
+LEGACY_EDIT_POLICY = "edit_approval_policy"
+LEGACY_EDIT_POLICIES: dict[str, str] = {
+    "ask": "default",
+    "workspace_session": "accept_edits",
+    "session": "dont_ask",
+}
+"""hermes-acp's ``edit_approval_policy`` config id (never advertised there either) and the
+modes its values mean, for clients scripted against it."""
 EFFORTS: dict[str, str] = {
     "default": "Model default",
     "low": "Low",
@@ -100,6 +108,14 @@ def parse_change(
     """Validate a config change; unknown ids or values are ``-32602``."""
     if isinstance(params, m.SetSessionConfigOptionRequestBoolean):
         raise invalid_params(f"config option {params.config_id!r} is not a boolean option")
+    if params.config_id == LEGACY_EDIT_POLICY:
+        mode = LEGACY_EDIT_POLICIES.get(params.value)
+        if mode is None:
+            choices = ", ".join(LEGACY_EDIT_POLICIES)
+            raise invalid_params(
+                f"unknown value {params.value!r} for {LEGACY_EDIT_POLICY}: {choices}"
+            )
+        return Change(MODE, mode)
     return check_change(params.config_id, params.value, models, current_model)
 
 
