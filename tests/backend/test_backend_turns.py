@@ -65,6 +65,13 @@ async def test_reasoning_title_and_usage(tmp_path: Path) -> None:
         assert len(r.editor.of_kind(sid, "session_info_update")) == 1
 
 
+async def test_a_model_reporting_no_usage_gets_none_not_zeros(tmp_path: Path) -> None:
+    async with rig(tmp_path, [{"text": "no counts"}]) as r:
+        sid = await r.new()
+        result = await r.prompt(sid, "go")
+        assert result.stop_reason == "end_turn" and result.usage is None
+
+
 @pytest.mark.parametrize(
     ("finish", "stop"),
     [("stop", "end_turn"), ("length", "max_tokens"), ("content_filter", "refusal")],

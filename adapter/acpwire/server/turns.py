@@ -273,6 +273,8 @@ class TurnRunner:
         assert result is not None
         stop = result.stop if result.stop in STOP_REASONS else "end_turn"
         u = result.usage
+        if not u.total_tokens:  # the model reported nothing: no made-up zeros
+            return stop, None
         usage = m.Usage(
             input_tokens=u.input_tokens,
             output_tokens=u.output_tokens,
