@@ -204,5 +204,16 @@ async def backend(
                 tg.cancel_scope.cancel()
 
 
+async def new_session(
+    link: ClientConnection[Editor], cwd: Path | str, servers: Iterable[m.McpServer] = ()
+) -> str:
+    """``session/new`` in ``cwd`` (with these MCP servers); the new session's id."""
+    with anyio.fail_after(STEP_S):
+        made = await link.peer.session_new(
+            m.NewSessionRequest(cwd=str(cwd), mcp_servers=list(servers))
+        )
+    return made.session_id
+
+
 def text_prompt(session: str, text: str) -> m.PromptRequest:
     return m.PromptRequest(session_id=session, prompt=[m.ContentBlockText(text=text)])

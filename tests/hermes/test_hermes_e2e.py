@@ -25,6 +25,7 @@ from tests.hermes.hermes_rig import (
     backend,
     hermes_env,
     model_server,
+    new_session,
     rig_dirs,
     text_prompt,
     tool_call,
@@ -94,9 +95,7 @@ async def test_conversation_tools_approvals_commands_and_replay(
     work, log = dirs["work"], dirs["acpwire"] / "stderr.log"
     async with backend(hermes_py, env, cwd=dirs["launch"], log=log) as link:
         ed = link.handler
-        with anyio.fail_after(STEP_S):
-            new = await link.peer.session_new(m.NewSessionRequest(cwd=str(work), mcp_servers=[]))
-        sid = new.session_id
+        sid = await new_session(link, work)
 
         def usage() -> list[m.SessionUpdateUsageUpdate]:
             return ed.of(sid, m.SessionUpdateUsageUpdate)
@@ -191,11 +190,7 @@ async def test_cancel_stops_replies_and_commands_and_never_sticks(
     log = dirs["acpwire"] / "stderr.log"
     async with backend(hermes_py, env, cwd=dirs["launch"], log=log) as link:
         ed = link.handler
-        with anyio.fail_after(STEP_S):
-            new = await link.peer.session_new(
-                m.NewSessionRequest(cwd=str(dirs["work"]), mcp_servers=[])
-            )
-        sid = new.session_id
+        sid = await new_session(link, dirs["work"])
         cancel = m.CancelNotification(session_id=sid)
         results: list[m.PromptResponse] = []
 
@@ -260,11 +255,7 @@ async def test_overriding_a_smart_denial_covers_one_run_only(
         log = dirs["acpwire"] / "err"
         async with backend(hermes_py, env, cwd=dirs["launch"], log=log) as link:
             ed = link.handler
-            with anyio.fail_after(STEP_S):
-                new = await link.peer.session_new(
-                    m.NewSessionRequest(cwd=str(dirs["work"]), mcp_servers=[])
-                )
-            sid = new.session_id
+            sid = await new_session(link, dirs["work"])
             junk = dirs["work"] / "junk_dir"
             for attempt in (1, 2):
                 junk.mkdir(exist_ok=True)

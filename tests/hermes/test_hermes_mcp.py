@@ -25,6 +25,7 @@ from tests.hermes.hermes_rig import (
     backend,
     hermes_env,
     model_server,
+    new_session,
     rig_dirs,
     text_prompt,
     tool_call,
@@ -93,11 +94,7 @@ async def test_each_session_calls_its_own_mcp_servers(
         ed, peer = link.handler, link.peer
 
         async def new(*servers: m.McpServerStdio) -> str:
-            with anyio.fail_after(STEP_S):
-                made = await peer.session_new(
-                    m.NewSessionRequest(cwd=work, mcp_servers=list(servers))
-                )
-            return made.session_id
+            return await new_session(link, work, servers)
 
         async def prompt(session: str, text: str) -> dict[str, Any]:
             with anyio.fail_after(STEP_S):
@@ -141,11 +138,7 @@ async def test_cancel_releases_a_waiting_mcp_call(
     env = hermes_env(dirs["hermes"], dirs["acpwire"], llm.base_url)
     async with backend(hermes_py, env, cwd=dirs["launch"], log=dirs["acpwire"] / "err.log") as link:
         ed, peer = link.handler, link.peer
-        with anyio.fail_after(STEP_S):
-            made = await peer.session_new(
-                m.NewSessionRequest(cwd=str(dirs["work"]), mcp_servers=[echo_entry()])
-            )
-        sid = made.session_id
+        sid = await new_session(link, dirs["work"], [echo_entry()])
         results: list[m.PromptResponse] = []
 
         async def run() -> None:
