@@ -22,7 +22,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
 import anyio
 import anyio.abc
@@ -31,12 +31,9 @@ from acp_v1 import models as m
 from acpwire.server.mcp import LateStart
 from acpwire.server.state import SessionState
 
-from .naming import allocate_names
 from .registry import registry_of
 
 if TYPE_CHECKING:  # the MCP SDK is imported when a first server starts (cold start)
-    import mcp_types as types
-
     from .connection import ServerConnection
     from .registry import ToolSink
 
@@ -55,22 +52,6 @@ class SessionServers:
     registry: ToolSink
     connections: list[ServerConnection] = field(default_factory=list)
     tool_names: list[str] = field(default_factory=list)
-
-
-def _parameters(tool: types.Tool) -> dict[str, Any] | None:
-    """The tool's input schema as an object schema, or None when it is not one."""
-    schema = dict(tool.input_schema)
-    kind = schema.setdefault("type", "object")
-    if kind != "object":
-        return None
-    schema.setdefault("properties", {})
-    return schema
-
-
-def _description(server: str, tool: types.Tool) -> str:
-    origin = f"(tool {tool.name!r} of MCP server {server!r})"
-    text = (tool.description or tool.title or "").strip()
-    return f"{text} {origin}" if text else origin
 
 
 class McpServerHost:
@@ -273,38 +254,9 @@ class McpServerHost:
     def _register(
         self, entry: SessionServers, connection: ServerConnection, loop: asyncio.AbstractEventLoop
     ) -> None:
-        names = allocate_names(
-            connection.name, [tool.name for tool in connection.tools], entry.registry.names()
-        )
-        for name, tool in zip(names, connection.tools, strict=True):
-            parameters = _parameters(tool)
-            if parameters is None:
-                logger.warning(
-                    "MCP server %r: tool %r skipped: its input schema is not an object schema",
-                    connection.name,
-                    tool.name,
-                )
-                continue
-            from .tools import McpTool
+        from .tools import offer_tools
 
-            offered = McpTool(
-                name=name,
-                description=_description(connection.name, tool),
-                parameters=parameters,
-                server=connection.name,
-                remote_name=tool.name,
-                loop=loop,
-                invoke=connection.call_tool,
-                timeout=self.call_timeout,
-            )
-            try:
-                entry.registry.add(offered)
-            except ValueError as exc:
-                logger.warning(
-                    "MCP server %r: tool %r skipped: %s", connection.name, tool.name, exc
-                )
-                continue
-            entry.tool_names.append(name)
+        entry.tool_names += offer_tools(connection, entry.registry, loop, self.call_timeout)
         logger.info(
             "MCP server %r (%s) connected with %d tool(s)",
             connection.name,

@@ -1,25 +1,34 @@
-"""MCP tools as tools of the embedded agent, callable from its worker thread.
+"""MCP tools as tools of the session's agent, callable from its worker thread.
 
 The agent runs tools synchronously in a worker thread, while the MCP client session lives
 on the event loop. :class:`McpTool` bridges the two: it submits the call to the loop with
 :func:`asyncio.run_coroutine_threadsafe` and blocks the worker thread on the result,
 bounded by a timeout and released at once when the turn is cancelled.
+:func:`offer_tools` adds a connected server's tools to an agent's tool sink.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
 from acpwire.agent.cancel import CancelToken
 from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure
 
+from .naming import allocate_names
 from .results import outcome_from_result
+
+if TYPE_CHECKING:
+    from .connection import ServerConnection
+    from .registry import ToolSink
+
+logger = logging.getLogger(__name__)
 
 Invoke = Callable[[str, dict[str, Any]], Coroutine[Any, Any, types.CallToolResult]]
 """Calls one tool of a connected server by its MCP name (runs on the event loop)."""
@@ -94,3 +103,55 @@ def describe_error(exc: BaseException) -> str:
         return "; ".join(describe_error(inner) for inner in exc.exceptions)
     text = str(exc) or type(exc).__name__
     return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"
+
+
+def offer_tools(
+    connection: ServerConnection, sink: ToolSink, loop: asyncio.AbstractEventLoop, timeout: float
+) -> list[str]:
+    """Add the tools of a connected server to ``sink`` as ``<server>__<tool>``; returns
+    the names added (a tool whose schema is not an object, or that the sink refuses, is
+    skipped and logged)."""
+    names = allocate_names(connection.name, [tool.name for tool in connection.tools], sink.names())
+    added: list[str] = []
+    for name, tool in zip(names, connection.tools, strict=True):
+        parameters = _parameters(tool)
+        if parameters is None:
+            logger.warning(
+                "MCP server %r: tool %r skipped: its input schema is not an object schema",
+                connection.name,
+                tool.name,
+            )
+            continue
+        offered = McpTool(
+            name=name,
+            description=_description(connection.name, tool),
+            parameters=parameters,
+            server=connection.name,
+            remote_name=tool.name,
+            loop=loop,
+            invoke=connection.call_tool,
+            timeout=timeout,
+        )
+        try:
+            sink.add(offered)
+        except ValueError as exc:
+            logger.warning("MCP server %r: tool %r skipped: %s", connection.name, tool.name, exc)
+            continue
+        added.append(name)
+    return added
+
+
+def _parameters(tool: types.Tool) -> dict[str, Any] | None:
+    """The tool's input schema as an object schema, or None when it is not one."""
+    schema = dict(tool.input_schema)
+    kind = schema.setdefault("type", "object")
+    if kind != "object":
+        return None
+    schema.setdefault("properties", {})
+    return schema
+
+
+def _description(server: str, tool: types.Tool) -> str:
+    origin = f"(tool {tool.name!r} of MCP server {server!r})"
+    text = (tool.description or tool.title or "").strip()
+    return f"{text} {origin}" if text else origin
