@@ -191,3 +191,36 @@ async def test_load_replays_what_compact_summarised_but_not_what_reset_cleared(
         await r.prompt(sid, "/reset")
         await r.prompt(sid, "a fresh start")
         assert await _replayed_user_texts(r, sid) == ["a fresh start"]
+
+
+async def test_a_prompt_during_compact_after_a_cancelled_turn_is_queued_too(
+    tmp_path: Path,
+) -> None:
+    """The cancel of an earlier turn leaves nothing behind: a prompt sent while /compact
+    runs is queued (no model call overlaps the compaction) and kept."""
+    slow = {"text": "x" * 40, "chunks": 40, "delay": 0.25}
+    async with rig(tmp_path) as r:
+        sid = await r.new()
+        for n in range(3):
+            await r.prompt(sid, f"message {n} " + "padding " * 50)
+        r.llm.push(slow)
+        async with anyio.create_task_group() as tg:
+            seen = len(r.editor.of_kind(sid, "agent_message_chunk"))
+            tg.start_soon(r.prompt, sid, "talk slowly")
+            await r.editor.wait_for(
+                lambda: len(r.editor.of_kind(sid, "agent_message_chunk")) > seen
+            )
+            await r.cancel(sid)
+        before = len(r.llm.requests)
+        r.llm.push({"text": "A summary.", "initial_delay": 1.0})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(r.prompt, sid, "/compact")
+            with anyio.fail_after(STEP_S):
+                while len(r.llm.requests) == before:  # the summary request is out
+                    await anyio.sleep(0.01)
+            await r.prompt(sid, "sent during compaction")
+            assert len(r.llm.requests) == before + 1  # no turn beside the compaction
+            assert r.editor.text(sid).endswith("Queued for the next turn. (1 queued)")
+        await r.prompt(sid, "next")
+        users = [x["content"] for x in r.llm.requests[-1]["messages"] if x["role"] == "user"]
+        assert "sent during compaction" in users

@@ -98,8 +98,9 @@ async def handle(runner: TurnRunner, state: SessionState, text: str) -> str | Ru
     if name == "reset":
         if state.running:
             return "A turn is running; cancel it before /reset."
-        await backend.blocking(backend.manager.clear_history, state)
-        await backend.blocking(state.agent.reset)
+        async with runner.between_turns(state):
+            await backend.blocking(backend.manager.clear_history, state)
+            await backend.blocking(state.agent.reset)
         return "Conversation history cleared."
     if name == "compact":
         return await _compact(runner, state)
@@ -129,13 +130,12 @@ async def _context(state: SessionState) -> str:
 
 
 async def _compact(runner: TurnRunner, state: SessionState) -> str:
-    """Compress the history between turns. The session counts as running meanwhile, so a
-    prompt arriving now is queued (and run after the reply) instead of being answered
-    from, and then dropped with, the history being replaced."""
+    """Compress the history between turns. No turn overlaps it and the session counts
+    as running meanwhile, so a prompt arriving now is queued (and run after the reply)
+    instead of being answered from, and then dropped with, the history being replaced."""
     if state.running:
         return "A turn is running; /compact works between turns."
-    state.running = True
-    try:
+    async with runner.between_turns(state):
         before_msgs = len(state.history)
         before_used, _ = await anyio.to_thread.run_sync(
             state.agent.context_usage, list(state.history)
@@ -145,8 +145,6 @@ async def _compact(runner: TurnRunner, state: SessionState) -> str:
             lambda: state.agent.compress(list(state.history), force=True)
         )
         await runner.backend.blocking(runner.backend.manager.save_history, state, compressed)
-    finally:
-        state.running = False
     after_id = state.agent.internal_session_id
     if after_id != before_id:
         from .services import SessionServices

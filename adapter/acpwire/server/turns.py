@@ -19,7 +19,9 @@ through a :class:`~acpwire.server.bridge.TurnBridge` and are all sent before the
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -41,6 +43,32 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 TITLE_CHARS = 80
+
+
+@contextlib.asynccontextmanager
+async def _busy(state: SessionState) -> AsyncIterator[None]:
+    """The session is running for the block; afterwards no cancel, prompt or pending
+    approvals are left behind for the next turn (or an idle ``/steer``) to trip over."""
+    state.running, state.cancel_requested = True, False
+    try:
+        yield
+    finally:
+        state.running, state.cancel_requested, state.abort_calls = False, False, None
+        state.current_prompt = ""
+
+
+async def _last_worker_gone(state: SessionState, epoch: int | None) -> bool:
+    """Wait while an abandoned worker of the session still runs (one that ignored a
+    cancel); False at once if a cancel arrives meanwhile (``epoch`` moved on)."""
+    done = state.turn_done
+    while done is not None and not done.is_set():
+        with anyio.move_on_after(0.05):
+            await done.wait()
+        if epoch is not None and state.cancel_epoch != epoch:
+            return False
+    return epoch is None or state.cancel_epoch == epoch
+
+
 STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
 
 
@@ -198,19 +226,23 @@ class TurnRunner:
     ) -> tuple[str, m.Usage | None]:
         epoch = state.cancel_epoch
         async with state.turn_lock:
-            if state.turn_done is not None and not state.turn_done.is_set():
-                await state.turn_done.wait()  # an abandoned worker of this session still runs
-            if state.cancel_epoch != epoch:  # cancelled while waiting for the last turn
-                return "cancelled", None
-            try:
+            if not await _last_worker_gone(state, epoch):
+                return "cancelled", None  # cancelled while waiting for it
+            async with _busy(state):
                 return await self._turn(state, prompt)
-            finally:
-                state.running, state.abort_calls = False, None
-                state.current_prompt = ""  # an idle /steer never replays an older prompt
+
+    @contextlib.asynccontextmanager
+    async def between_turns(self, state: SessionState) -> AsyncIterator[None]:
+        """Work on the agent and history that no turn may overlap (``/compact``,
+        ``/reset``): waits for the running turn, then counts as running itself, so a prompt
+        arriving meanwhile is queued."""
+        async with state.turn_lock:
+            await _last_worker_gone(state, None)
+            async with _busy(state):
+                yield
 
     async def _turn(self, state: SessionState, prompt: QueuedPrompt) -> tuple[str, m.Usage | None]:
         backend = self.backend
-        state.running, state.cancel_requested = True, False
         state.current_prompt = prompt.display
         done = state.turn_done = anyio.Event()
         gate = WorkerGate()
