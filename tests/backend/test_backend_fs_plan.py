@@ -112,13 +112,16 @@ async def test_a_client_that_hides_tool_content_gets_the_output_as_a_message(
             sid = await r.new()
             assert (await r.prompt(sid, "read it")).stop_reason == "end_turn"
             texts = [u.content.text for u in r.editor.of_kind(sid, "agent_message_chunk")]
-            shown = [t for t in texts if t.startswith("Tool output:")]
+            shown = [t for t in texts if "Tool output:" in t]
             if not mirrored:
                 assert shown == []
                 continue
             (message,) = shown
             assert "line with ``` fences" in message
-            fence, body = message.split("\n")[1], message.split("\n")[2:-1]
+            assert message.startswith("\n\nTool output:\n") and message.endswith("\n\n")
+            lines = message.strip("\n").split("\n")
+            fence, body = lines[1], lines[2:-1]
+            assert lines[-1] == fence
             longest = max(len(run) for run in re.findall("`+", "\n".join(body)))
             assert set(fence) == {"`"} and len(fence) > longest  # the output cannot close it
             kinds = r.editor.kinds(sid)

@@ -305,3 +305,43 @@ def test_reasoning_prefers_reasoning_content() -> None:
     ]
     assert _text(updates[0]) == "A"
     assert not any(isinstance(u, SessionUpdateUserMessageChunk) for u in updates)
+
+
+def test_a_reused_call_id_with_other_content_is_its_own_call() -> None:
+    """Some models reuse ids (``call_0`` every turn, or a hash of name and arguments):
+    a call that differs in arguments, or in result, is shown again."""
+
+    def call(command: str) -> dict[str, Any]:
+        return {
+            "id": "call_0",
+            "function": {"name": "terminal", "arguments": json.dumps({"command": command})},
+        }
+
+    def result(output: str) -> Message:
+        return {
+            "role": "tool",
+            "tool_call_id": "call_0",
+            "content": json.dumps({"output": output, "exit_code": 0}),
+        }
+
+    history: list[Message] = [
+        {"role": "assistant", "content": "", "tool_calls": [call("ls")]},
+        result("a"),
+        {"role": "assistant", "content": "", "tool_calls": [call("pwd")]},  # other arguments
+        result("/w"),
+        {"role": "assistant", "content": "", "tool_calls": [call("ls")]},  # same call, ran again
+        result("a b"),
+    ]
+    updates = replay_updates(history, cwd=CWD)
+    kinds = [(type(u).__name__, getattr(u, "status", None)) for u in updates]
+    assert (
+        kinds
+        == [
+            ("SessionUpdateToolCall", "in_progress"),
+            ("SessionUpdateToolCallUpdate", "completed"),
+        ]
+        * 3
+    )
+    last = updates[-1]
+    assert isinstance(last, SessionUpdateToolCallUpdate)
+    assert "a b" in str(last.content)

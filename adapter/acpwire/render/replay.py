@@ -8,6 +8,7 @@ result as failed, so the client is never left with a call spinning forever.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeAlias
@@ -82,14 +83,24 @@ def _call_id(entry: Mapping[str, Any], *keys: str) -> str | None:
     return None
 
 
+def _key(args: Mapping[str, Any]) -> str:
+    """Arguments compared as canonical JSON."""
+    return json.dumps(args, sort_keys=True, default=str)
+
+
 class _Replay:
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
         self.updates: list[ReplayUpdate] = []
         self.open: dict[str, ToolStart] = {}
-        self.ended: set[str] = set()
-        """Calls shown with their end: a later copy (a compaction may rewrite the messages
-        it keeps, and the transcript holds both) is not shown again."""
+        self.ended: dict[str, tuple[str, str, str | None]] = {}
+        """Calls shown with their end: id -> (name, arguments, result). A later call with
+        the same id *and* the same name and arguments is a compaction's copy of it (the
+        transcript holds both) and is not shown again, nor is its result if unchanged; a
+        reused id with other content is a call of its own."""
+        self.copies: dict[str, ToolStart] = {}
+        """Starts that repeat a shown call: shown after all if a different result follows
+        (a model that reuses ids for the same command, run twice)."""
 
     def message(self, index: int, message: Message) -> None:
         role = message.get("role")
@@ -140,23 +151,28 @@ class _Replay:
         if call_id is None:
             log.warning("history message %d: tool call %s has no id; skipped", index, name)
             return
-        if call_id in self.ended:
+        args = coerce_args(spec.get("arguments"))
+        shown = self.ended.get(call_id)
+        if shown is not None and shown[:2] == (name or "tool", _key(args)):
+            self.copies[call_id] = ToolStart(call_id=call_id, name=name or "tool", args=args)
             return
         if call_id in self.open:
             log.warning("history message %d: tool call id %s reused", index, call_id)
             self.close(self.open.pop(call_id))
-        start = ToolStart(
-            call_id=call_id, name=name or "tool", args=coerce_args(spec.get("arguments"))
-        )
+        start = ToolStart(call_id=call_id, name=name or "tool", args=args)
         self.open[call_id] = start
         self.updates.append(start_update(start, cwd=self.cwd))
 
     def tool_result(self, index: int, message: Message) -> None:
         result = content_text(message.get("content"))
         call_id = _call_id(message, "tool_call_id", "call_id", "id") or f"replay-{index}"
-        if call_id in self.ended and call_id not in self.open:
-            return
-        self.ended.add(call_id)
+        shown = self.ended.get(call_id)
+        copy = self.copies.pop(call_id, None)
+        if call_id not in self.open and shown is not None and shown[2] == result:
+            return  # the same result again: a compaction's copy
+        if copy is not None:  # the same call, another result: it did run again
+            self.open[call_id] = copy
+            self.updates.append(start_update(copy, cwd=self.cwd))
         start = self.open.pop(call_id, None)
         if start is None:
             # Show an orphan result under a start of its own rather than drop it.
@@ -167,6 +183,7 @@ class _Replay:
             )
             self.updates.append(start_update(start, cwd=self.cwd))
         end = ToolEnd(call_id=call_id, name=start.name, args=start.args, result=result)
+        self.ended[call_id] = (start.name, _key(start.args), result)
         update = end_update(end, cwd=self.cwd)
         self.updates.append(update)
         if start.name == "todo" and update.status == "completed":
@@ -175,7 +192,7 @@ class _Replay:
                 self.updates.append(plan)
 
     def close(self, start: ToolStart) -> None:
-        self.ended.add(start.call_id)
+        self.ended[start.call_id] = (start.name, _key(start.args), None)
         end = ToolEnd(start.call_id, start.name, start.args, result=NO_RESULT, failed=True)
         self.updates.append(end_update(end, cwd=self.cwd))
 

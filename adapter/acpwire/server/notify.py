@@ -129,4 +129,6 @@ def _output_as_message(update: m.SessionUpdateToolCallUpdate) -> str | None:
     label = "Tool call failed" if update.status == "failed" else "Tool output"
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)  # the output's own backticks cannot close it
-    return f"{label}:\n{fence}\n{text}\n{fence}"
+    # Blank lines around it: such clients join message chunks, and the reply that follows
+    # must not run into the closing fence.
+    return f"\n\n{label}:\n{fence}\n{text}\n{fence}\n\n"
