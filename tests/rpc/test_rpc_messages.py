@@ -19,7 +19,7 @@ from acpwire.rpc.messages import (
     encode_request,
     encode_result,
     encode_value,
-    leading_request_id,
+    leading_id,
 )
 
 
@@ -125,18 +125,21 @@ def test_encoded_messages_decode_back() -> None:
 @pytest.mark.parametrize(
     ("head", "expected"),
     [
-        (b'{"jsonrpc":"2.0","id":42,"method":"session/prompt","params":{"x"', 42),
-        (b' { "id" : "abc\\"d" , "params":[1', 'abc"d'),
-        (b'{"jsonrpc":"2.0","method":"m","id":-3,"params":{', -3),
+        (b'{"jsonrpc":"2.0","id":42,"method":"session/prompt","params":{"x"', (42, False)),
+        (b' { "id" : "abc\\"d" , "params":[1', ('abc"d', False)),
+        (b'{"jsonrpc":"2.0","method":"m","id":-3,"params":{', (-3, False)),
         # An "id" inside params is not the message's: nothing is told.
-        (b'{"jsonrpc":"2.0","method":"x","params":{"id":5', None),
-        (b'{"id":1.5,"method":"m"', None),  # not a valid id
-        (b'{"id":true,', None),
-        (b'{"id":12', None),  # the head ends inside the value
-        (b'{"id":null,"method":"m"', None),
-        (b'[{"id":1}]', None),
-        (b"", None),
+        (b'{"jsonrpc":"2.0","method":"x","params":{"id":5', (None, False)),
+        (b'{"id":1.5,"method":"m"', (None, False)),  # not a valid id
+        (b'{"id":true,', (None, False)),
+        (b'{"id":12', (None, False)),  # the head ends inside the value
+        (b'{"id":null,"method":"m"', (None, False)),
+        (b'[{"id":1}]', (None, False)),
+        (b"", (None, False)),
+        # Answers to our requests: their ids are ours, not the peer's.
+        (b'{"jsonrpc":"2.0","id":7,"result":{"content":"', (7, True)),
+        (b'{"jsonrpc":"2.0","id":7,"error":{"code":', (7, True)),
     ],
 )
-def test_leading_request_id(head: bytes, expected: RequestId) -> None:
-    assert leading_request_id(head) == expected
+def test_leading_id(head: bytes, expected: tuple[RequestId, bool]) -> None:
+    assert leading_id(head) == expected

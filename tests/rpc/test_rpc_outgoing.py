@@ -348,3 +348,35 @@ async def test_notification_handler_cannot_await_a_response() -> None:
         await server_peer.asked_back.wait()
         assert len(server_peer.errors) == 1
         assert "notification handler cannot await a response" in str(server_peer.errors[0])
+
+
+async def test_an_answer_too_long_to_read_fails_the_request_it_answers() -> None:
+    """The peer answers our request 1 with a line over the limit: request 1 fails at once
+    (it would wait forever), and nothing is sent back under the peer's own numbering."""
+    (a_recv, a_send), (b_recv, b_send) = memory_pair()
+    client = Connection(a_recv, a_send, Peer(), name="client", max_line_bytes=1024)
+    server = RawServer(LineReader(b_recv), b_send)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.serve)
+            outcome: list[BaseException | object] = []
+
+            async def ask() -> None:
+                try:
+                    outcome.append(await client.request("fs/read_text_file", {"path": "/big"}))
+                except RpcError as exc:
+                    outcome.append(exc)
+
+            tg.start_soon(ask)
+            sent = await server.read()
+            await server.write({"id": sent["id"], "result": {"content": "x" * 5000}})
+            while not outcome:
+                await anyio.sleep(0.01)
+            (error,) = outcome
+            assert isinstance(error, RpcError) and "too long" in error.message
+            await server.write({"id": 5, "method": "ping_me"})  # still serving
+            reply = await server.read()
+            assert reply["id"] == 5  # (an error for the unknown method): nothing else came first
+            await client.close()
+            await b_recv.aclose()
+            await b_send.aclose()

@@ -159,18 +159,24 @@ class Connection:
         try:
             async for line in reader:
                 if isinstance(line, OversizedLine):
-                    # Answered with the request's id when its start tells it, so the
-                    # client's call fails at once instead of waiting forever.
-                    request_id = m.leading_request_id(line.head)
-                    logger.warning(
-                        "%s: dropped a %s (id %r)", self._name, line.describe(), request_id
-                    )
-                    msg = RpcError(INVALID_REQUEST, f"Invalid request: {line.describe()}")
-                    await self._answer_error(request_id, msg)
+                    await self._oversized(line)
                     continue
                 await self._dispatch(self._decode_line(line), line)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             logger.info("%s: input stream closed: %r", self._name, exc)
+
+    async def _oversized(self, line: OversizedLine) -> None:
+        """A line too long to read: the request it carried fails at once (answered with
+        its id when the line's start tells it); a response fails our request it answers."""
+        msg_id, is_response = m.leading_id(line.head)
+        logger.warning("%s: dropped a %s (id %r)", self._name, line.describe(), msg_id)
+        if is_response and msg_id is not None:
+            error = RpcError(INVALID_REQUEST, f"the peer's answer was too long: {line.describe()}")
+            self._out.resolve(m.ErrorResponse(msg_id, error))
+            return
+        await self._answer_error(
+            msg_id, RpcError(INVALID_REQUEST, f"Invalid request: {line.describe()}")
+        )
 
     def _decode_line(self, line: bytes) -> m.Incoming:
         try:

@@ -136,24 +136,32 @@ _SCALAR: Final = re.compile(rb'-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*
 _NEXT: Final = re.compile(rb"\s*[,}]")
 
 
-def leading_request_id(head: bytes) -> RequestId:
-    """The top-level ``id`` of a JSON-RPC message from the first bytes of its line, when
-    it comes before any member with an object or array value (SDKs write ``jsonrpc``,
-    ``id``, ``method`` first); None when it cannot be told. For answering a line too long
-    to parse, so the client's request fails instead of waiting forever."""
+def leading_id(head: bytes) -> tuple[RequestId, bool]:
+    """``(id, is_response)`` of a JSON-RPC message told from the first bytes of its line:
+    its top-level members are read up to the first object or array value (SDKs write
+    ``jsonrpc``, ``id``, ``method`` first). ``is_response``: no ``method`` came before a
+    ``result`` or ``error`` member. The id is None when it cannot be told. For answering
+    a line too long to parse, so that the request it carried fails at once."""
     found = _OPEN.match(head)
     pos = found.end() if found else -1
+    msg_id: RequestId = None
+    method = False
     while pos >= 0:
         key = _KEY.match(head, pos)
-        value = _SCALAR.match(head, key.end()) if key else None
+        if key is None:
+            break
+        name = key.group(1)
+        value = _SCALAR.match(head, key.end())
         after = _NEXT.match(head, value.end()) if value else None
-        if key is None or value is None or after is None:
-            return None  # a structured value, or the head ends inside this member
-        if key.group(1) == b"id":
+        if value is None or after is None:
+            # A structured value, or the head ends inside this member.
+            return msg_id, not method and name in (b"result", b"error")
+        if name == b"id":
             parsed = json.loads(value.group())
-            return parsed if _is_request_id(parsed) else None
+            msg_id = parsed if _is_request_id(parsed) else None
+        method = method or name == b"method"
         pos = after.end() if after.group().endswith(b",") else -1
-    return None
+    return msg_id, False
 
 
 def encode_request(msg_id: RequestId, method: str, params: object = None) -> bytes:
