@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
@@ -221,25 +222,38 @@ def test_a_version_1_database_is_migrated_in_place(db_path: Path) -> None:
     """A session store written by an acpwire before the transcript start existed."""
     db_path.parent.mkdir(parents=True, exist_ok=True)
     raw = sqlite3.connect(db_path, isolation_level=None)
+    stamp = "2025-01-01T00:00:00.000000Z"
     try:
         raw.execute("BEGIN")
         _to_v1(raw)
         raw.execute("PRAGMA user_version = 1")
-        raw.execute(
-            "INSERT INTO sessions (id, cwd, cwd_key, created_at, updated_at) "
-            "VALUES ('old', '/w', '/w', '2025-01-01T00:00:00.000000Z', '2025-01-01T00:00:00.000000Z')"
-        )
-        raw.execute(
-            "INSERT INTO messages (session_id, seq, pos, archived, message, created_at) "
-            'VALUES (\'old\', 0, 0, 0, \'{"role": "user", "content": "kept"}\', '
-            "'2025-01-01T00:00:00.000000Z')"
-        )
+        for sid in ("old", "reset"):
+            raw.execute(
+                "INSERT INTO sessions (id, cwd, cwd_key, created_at, updated_at) "
+                "VALUES (?, '/w', '/w', ?, ?)",
+                (sid, stamp, stamp),
+            )
+        rows = [
+            ("old", 0, None, 1, "cleared by a /reset"),
+            ("old", 1, 0, 0, "kept"),
+            ("reset", 0, None, 1, "cleared"),
+        ]
+        for sid, seq, pos, archived, text in rows:
+            raw.execute(
+                "INSERT INTO messages (session_id, seq, pos, archived, message, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (sid, seq, pos, archived, json.dumps({"role": "user", "content": text}), stamp),
+            )
         raw.execute("COMMIT")
     finally:
         raw.close()
     with SessionStore(db_path) as store:
+        # What version 1 replayed, and never a conversation a /reset cleared.
         assert store.transcript("old") == [{"role": "user", "content": "kept"}]
         assert store.live_history("old") == [{"role": "user", "content": "kept"}]
+        assert store.transcript("reset") == []
+        store.append_messages("reset", [{"role": "user", "content": "new"}])
+        assert store.transcript("reset") == [{"role": "user", "content": "new"}]
     raw = sqlite3.connect(db_path)
     try:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

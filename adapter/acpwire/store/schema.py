@@ -91,6 +91,14 @@ def _to_v2(conn: sqlite3.Connection) -> None:
     # The transcript a client sees on session/load starts at this seq: /reset moves it past
     # the rows it archived; compaction does not (its archived rows are still the story).
     conn.execute("ALTER TABLE sessions ADD COLUMN replay_from INTEGER NOT NULL DEFAULT 0")
+    # Version 1 could not tell a /reset's archived rows from a compaction's: existing
+    # sessions replay what they replayed before (from their first live row; nothing
+    # after a reset), never a conversation the user cleared.
+    conn.execute(
+        "UPDATE sessions SET replay_from = COALESCE("
+        "(SELECT MIN(seq) FROM messages WHERE session_id = sessions.id AND archived = 0), "
+        "(SELECT COALESCE(MAX(seq), -1) + 1 FROM messages WHERE session_id = sessions.id))"
+    )
 
 
 _MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_v1, _to_v2]
