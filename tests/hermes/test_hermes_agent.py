@@ -15,6 +15,7 @@ import pytest
 
 from acpwire.agent.seam import TurnResult
 from acpwire.hermes.agent import HermesAgent
+from acpwire.server.options import stored_model
 from tests.agent.recording import RecordingHooks
 from tests.hermes.fake_aiagent import Compressor, ScriptedAIAgent
 
@@ -168,3 +169,22 @@ def test_compression_threshold_and_reset_are_hermes_own(tmp_path: Path) -> None:
     fake.session_prompt_tokens, fake.context_compressor.last_prompt_tokens = 500, 400
     agent.reset()
     assert (fake.session_prompt_tokens, fake.context_compressor.last_prompt_tokens) == (0, 0)
+
+
+def test_model_choice_keeps_a_provider_other_than_the_configured_one(tmp_path: Path) -> None:
+    """What a session stores for its model: ``provider:model`` once it moved to another
+    provider (a restore must not put that model on the configured provider)."""
+    fake = ScriptedAIAgent()
+    agent = HermesAgent(fake, task_id="acp-1", cwd=str(tmp_path), home_provider="custom")
+    assert agent.model_choice == "scripted-model"
+    assert stored_model(agent) == "scripted-model"
+    fake.provider = "openrouter"
+    assert agent.model_choice == "openrouter:scripted-model"
+    assert stored_model(agent) == "openrouter:scripted-model"
+
+
+def test_stored_model_of_an_agent_without_a_choice_is_its_model() -> None:
+    class Plain:
+        model = "m-1"
+
+    assert stored_model(Plain()) == "m-1"

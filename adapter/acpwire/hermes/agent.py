@@ -36,8 +36,9 @@ class HermesAgent:
     editor's MCP tools (:mod:`acpwire.hermes.mcp_tools`).
     """
 
-    def __init__(self, agent: Any, *, task_id: str, cwd: str) -> None:
+    def __init__(self, agent: Any, *, task_id: str, cwd: str, home_provider: str = "") -> None:
         self._agent = agent
+        self._home_provider = home_provider  # the configured one (model_choice)
         self._task_id = task_id
         self._lock = threading.Lock()
         self._running = False
@@ -60,26 +61,32 @@ class HermesAgent:
     def provider(self) -> str:
         return str(self._agent.provider or "")
 
+    @property
+    def model_choice(self) -> str:
+        """The model as the session stores it: ``provider:model`` once the session has
+        moved to a provider other than the configured one, so a restore finds it again."""
+        provider = self.provider
+        if provider and self._home_provider and provider != self._home_provider:
+            return f"{provider}:{self.model}"
+        return self.model
+
     def set_model(self, model: str) -> None:
         """``model``, or ``provider:model`` (Hermes' own syntax, as hermes-acp accepts it):
         another provider's credentials and endpoint come from Hermes' configuration."""
         a = self._agent
-        provider, name = a.provider, model.strip()
-        models = hermes_module("hermes_cli.models")
-        if models is not None:
-            provider, name = models.parse_model_input(model, a.provider or "custom")
-        key, base_url, api_mode = a.api_key or "", a.base_url or "", a.api_mode or ""
         try:
+            provider, name = split_model_choice(model, a.provider or "custom")
+            runtime = {"api_key": a.api_key, "base_url": a.base_url, "api_mode": a.api_mode}
             if provider != a.provider:
-                resolve = hermes_module("hermes_cli.runtime_provider")
-                if resolve is None:
-                    raise ValueError("this Hermes cannot resolve other providers")
-                runtime = resolve.resolve_runtime_provider(requested=provider)
-                provider = runtime.get("provider") or provider
-                key = runtime.get("api_key") or ""
-                base_url = runtime.get("base_url") or ""
-                api_mode = runtime.get("api_mode") or ""
-            a.switch_model(name, provider, key, base_url, api_mode)
+                runtime = provider_runtime(provider)
+                provider = str(runtime.get("provider") or provider)
+            a.switch_model(
+                name,
+                provider,
+                runtime.get("api_key") or "",
+                runtime.get("base_url") or "",
+                runtime.get("api_mode") or "",
+            )
         except Exception as exc:
             raise ValueError(f"Hermes cannot switch to model {model!r}: {exc}") from exc
 
@@ -205,3 +212,21 @@ class HermesAgent:
             hooks.on_internal_session_id(self.internal_session_id, "compression")
         usage = usage_delta(before, self._counters())
         return turn_result(result, content, history, streamed=streamed.is_set(), usage=usage)
+
+
+def split_model_choice(choice: str, current_provider: str) -> tuple[str, str]:
+    """``(provider, model)`` of ``model`` or ``provider:model`` (Hermes' parser: a prefix
+    counts only when it names a provider it knows)."""
+    models = hermes_module("hermes_cli.models")
+    if models is None:
+        return current_provider, choice.strip()
+    provider, name = models.parse_model_input(choice, current_provider)
+    return str(provider), str(name)
+
+
+def provider_runtime(provider: str) -> dict[str, Any]:
+    """Credentials, endpoint and API mode of ``provider`` from Hermes' configuration."""
+    resolve = hermes_module("hermes_cli.runtime_provider")
+    if resolve is None:
+        raise ValueError("this Hermes cannot resolve other providers")
+    return dict(resolve.resolve_runtime_provider(requested=provider))

@@ -16,7 +16,7 @@ import threading
 from typing import Any
 
 from acpwire.agent.config import ConfigError, ModelList
-from acpwire.hermes.agent import HermesAgent
+from acpwire.hermes.agent import HermesAgent, provider_runtime, split_model_choice
 
 logger = logging.getLogger(__name__)
 
@@ -143,13 +143,21 @@ class HermesAgentFactory:
         if runtime is None:
             raise ConfigError(self._problem or "Hermes has no provider configured")
         default_model, _ = self._model_config()
+        home = str(runtime.get("provider") or "")
+        # A stored ``provider:model`` (the session moved to another provider) restores it.
+        provider, model = split_model_choice(model or default_model, home)
+        if provider != home:
+            try:
+                runtime = provider_runtime(provider)
+            except Exception as exc:
+                raise ConfigError(f"Hermes cannot use provider {provider!r}: {exc}") from exc
         kwargs: dict[str, Any] = {
             "platform": "acp",
             "quiet_mode": True,
             "enabled_toolsets": [TOOLSET, *self._mcp_toolsets()],
             # Hermes keys its state by this id: a restored session resumes its internal one.
             "session_id": internal_id or session_id,
-            "model": model or default_model,
+            "model": model,
             "args": list(runtime.get("args") or []),
             **{
                 k: runtime.get(k)
@@ -160,4 +168,4 @@ class HermesAgentFactory:
             agent = importlib.import_module("run_agent").AIAgent(**kwargs)
         except (ValueError, RuntimeError) as exc:  # e.g. a context window under 64K tokens
             raise ConfigError(f"Hermes cannot start a session: {exc}") from exc
-        return HermesAgent(agent, task_id=session_id, cwd=cwd)
+        return HermesAgent(agent, task_id=session_id, cwd=cwd, home_provider=home)

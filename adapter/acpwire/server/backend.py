@@ -210,7 +210,8 @@ class AcpBackend(BackendCore):
                 await self.blocking(state.agent.set_model, change.value)
             except ValueError as exc:
                 raise invalid_params(str(exc)) from exc
-            await self.blocking(lambda: self.manager.update(state, model=change.value))
+            model = options.stored_model(state.agent)
+            await self.blocking(lambda: self.manager.update(state, model=model))
         else:
             state.reasoning_effort = change.value
             state.agent.set_reasoning_effort(None if change.value == "default" else change.value)

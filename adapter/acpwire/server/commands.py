@@ -16,6 +16,7 @@ import anyio
 from acp_v1 import models as m
 from acpwire import __version__
 
+from . import options
 from .services import approval_memory
 from .state import QueuedPrompt, SessionState
 
@@ -82,7 +83,7 @@ async def handle(runner: TurnRunner, state: SessionState, text: str) -> str | Ru
                 await backend.blocking(agent.set_model, arg)
             except ValueError as exc:
                 return f"Could not switch the model: {exc}"
-            model = agent.model  # as the agent resolved it (Hermes: without the provider)
+            model = options.stored_model(agent)
             await backend.blocking(lambda: backend.manager.update(state, model=model))
             await runner.send_config(state)
         # The session's provider where the agent has its own (Hermes), else the factory's.

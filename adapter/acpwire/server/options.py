@@ -142,3 +142,12 @@ def check_mode(mode_id: str) -> str:
     if mode_id not in MODES:
         raise invalid_params(f"unknown mode {mode_id!r}; known modes: {', '.join(MODES)}")
     return mode_id
+
+
+def stored_model(agent: object) -> str:
+    """The model a session stores: the agent's ``model_choice`` where it has one (Hermes:
+    ``provider:model`` after a move to another provider), else its model. Read from the
+    class, so a lazily built agent is not built just to answer this."""
+    if isinstance(getattr(type(agent), "model_choice", None), property):
+        return str(getattr(agent, "model_choice", ""))
+    return str(getattr(agent, "model", ""))
