@@ -69,10 +69,18 @@ class _Routes:
                 entry = registry.get_entry(name)
                 if entry is not None and entry.toolset != TOOLSET:
                     raise ValueError(f"Hermes has a tool named {name!r} ({entry.toolset})")
+                # The entry is shared by every session offering this name, whose servers
+                # may differ: no parameters of its own (Hermes coerces arguments by the
+                # registry's schema); each session's model sees its own schema.
+                shared = {
+                    "name": name,
+                    "description": schema["description"],
+                    "parameters": {"type": "object", "properties": {}},
+                }
                 registry.register(
                     name=name,
                     toolset=TOOLSET,
-                    schema=schema,
+                    schema=shared,
                     handler=self._handler(name),
                     description=schema["description"],
                 )
