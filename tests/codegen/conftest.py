@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-REFERENCE = Path("/work/shared/schema-reference")
+REFERENCE = ROOT / "tests" / "fixtures" / "schema-reference"
 V1_19 = REFERENCE / "v1-schema-v1.19.0"
 V1_21 = REFERENCE / "v1"
 TS_2_4 = REFERENCE / "ts-sdk-2.4.0" / "v1"
@@ -23,7 +23,7 @@ TS_2_4 = REFERENCE / "ts-sdk-2.4.0" / "v1"
 def reference() -> Path:
     """The reference schema folders; tests that compare real versions need them."""
     if not all((d / "schema.unstable.json").exists() for d in (V1_19, V1_21, TS_2_4)):
-        pytest.skip(f"reference schemas not found under {REFERENCE}")
+        pytest.fail(f"reference schemas missing under {REFERENCE} (they are part of the repo)")
     return REFERENCE
 
 
