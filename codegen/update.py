@@ -212,7 +212,13 @@ def update(
     """Vendor ``release`` into ``schema_dir`` (and regenerate); returns the report to print."""
     before = _current(schema_dir)
     if all(before[name] == release.files[name] for name in FILES):
-        return f"Schema already at {release.version}; nothing to do."
+        locked = _locked_version(before[LOCK_NAME])
+        if locked in (release.version, "unversioned"):
+            return f"Schema already at {release.version}; nothing to do."
+        return (
+            f"{release.version} ships the same schema files as the vendored {locked}; "
+            f"nothing to do (the lock keeps {locked})."
+        )
     if any(before[name] is None for name in FILES):
         raise UpdateError(f"{schema_dir} has no vendored {' and '.join(FILES)} to update")
     old_version = _locked_version(before[LOCK_NAME])

@@ -96,7 +96,13 @@ def test_identical_files_are_a_no_op(
     before = _snapshot(schema_copy)
     argv = ["--from-dir", str(reference / "ts-sdk-2.4.0" / "v1"), "--schema-dir", str(schema_copy)]
     assert main(argv) == 0  # regen is never reached: nothing changed
-    assert capsys.readouterr().out == "Schema already at v1; nothing to do.\n"
+    # A release named otherwise but shipping the same files (2.3.0 and 2.4.0 do): said so.
+    assert capsys.readouterr().out == (
+        "v1 ships the same schema files as the vendored 2.4.0; "
+        "nothing to do (the lock keeps 2.4.0).\n"
+    )
+    assert main([*argv, "--version", "2.4.0"]) == 0
+    assert capsys.readouterr().out == "Schema already at 2.4.0; nothing to do.\n"
     assert _snapshot(schema_copy) == before
 
 
