@@ -9,7 +9,12 @@ import anyio
 import pytest
 
 from acp_v1 import models as m
-from tests.backend.harness import Rig, rig, tool_call
+from acpwire.agent.default import DefaultAgent
+from acpwire.agent.seam import SyncAgent
+from acpwire.agents import DefaultAgentFactory
+from acpwire.server.app import Runtime
+from tests.backend.harness import Rig, connected, make_settings, rig, tool_call, workspace_of
+from tests.support.fake_llm import FakeLLM
 
 pytestmark = pytest.mark.anyio
 
@@ -225,3 +230,66 @@ async def test_a_request_cancelled_before_its_worker_started_leaves_the_session_
             result = await r.prompt(other, "still there?")
         assert result.stop_reason == "end_turn"
         assert r.editor.text(other).endswith("You said: still there?")
+
+
+class _Deaf(DefaultAgent):
+    """A real agent that ignores interrupts (a tool stuck in a system call, say)."""
+
+    def interrupt(self) -> None:
+        return None
+
+
+class _DeafFactory(DefaultAgentFactory):
+    def create(
+        self, session_id: str, cwd: str, model: str | None, internal_id: str | None = None
+    ) -> SyncAgent:
+        agent = super().create(session_id, cwd, model, internal_id)
+        assert isinstance(agent, DefaultAgent)
+        agent.__class__ = _Deaf
+        return agent
+
+
+async def test_a_prompt_behind_an_abandoned_worker_is_cancelled_at_once(tmp_path: Path) -> None:
+    """The first turn ignores its cancel and is abandoned after the grace period while
+    its worker still runs; a second prompt waits for that worker, and a cancel for it is
+    answered at once, not when the stuck worker finally ends."""
+    stuck = {"text": "y" * 25, "chunks": 25, "delay": 0.2}  # 5 s of streaming
+    with FakeLLM([stuck]) as llm:
+        settings = make_settings(tmp_path / "home", llm.base_url)
+        runtime = Runtime.create(settings, factory=_DeafFactory(settings.file_values))
+        try:
+            async with connected(runtime) as client:
+                peer = client.peer
+                new = await peer.session_new(
+                    m.NewSessionRequest(cwd=str(workspace_of(tmp_path)), mcp_servers=[])
+                )
+                sid = new.session_id
+
+                async def prompt(text: str) -> m.PromptResponse:
+                    return await peer.session_prompt(
+                        m.PromptRequest(session_id=sid, prompt=[m.ContentBlockText(text=text)])
+                    )
+
+                answers: list[str] = []
+
+                async def second() -> None:
+                    answers.append(str((await prompt("second")).stop_reason))
+
+                async with anyio.create_task_group() as tg:
+                    first = Turn(Rig(llm, runtime, client, workspace_of(tmp_path)), sid, "first")
+                    tg.start_soon(first.run)
+                    await client.handler.wait_for(lambda: bool(chunks(first.r, sid)))
+                    await peer.session_cancel(m.CancelNotification(session_id=sid))
+                    assert (await first.finished()).stop_reason == "cancelled"  # abandoned
+                    tg.start_soon(second)
+                    await anyio.sleep(0.3)  # it waits for the stuck worker
+                    assert answers == []
+                    started = anyio.current_time()
+                    await peer.session_cancel(m.CancelNotification(session_id=sid))
+                    with anyio.fail_after(2):
+                        while not answers:
+                            await anyio.sleep(0.02)
+                    assert answers == ["cancelled"]
+                    assert anyio.current_time() - started < 1.0
+        finally:
+            runtime.close()
