@@ -225,6 +225,15 @@ def test_multi_file_edit_needs_every_file(layout: Layout) -> None:
         ("/p/id_dsa", True),
         ("C:\\Users\\me\\.ssh\\known_hosts", True),
         ("/p/.git", True),
+        # direnv runs .envrc as shell code; other .env spellings hold secrets too
+        ("/p/.envrc", True),
+        ("/p/.env-local", True),
+        ("/p/.env_prod", True),
+        # OpenSSH security-key and backup private keys; their .pub halves are public
+        ("/p/id_ed25519_sk", True),
+        ("/p/id_ecdsa_sk", True),
+        ("/p/id_rsa.bak", True),
+        ("/p/id_ed25519_sk.pub", False),
     ],
 )
 def test_is_sensitive_names(path: str, sensitive: bool) -> None:

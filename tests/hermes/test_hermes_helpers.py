@@ -13,6 +13,7 @@ import pytest
 
 from acpwire.agent.config import ConfigError
 from acpwire.agent.seam import EditProposal, TurnUsage
+from acpwire.approval.policy import decide_edits
 from acpwire.hermes.edits import edit_proposals
 from acpwire.hermes.factory import HermesAgentFactory
 from acpwire.hermes.results import plan_items, stop_kind, tool_args, turn_result, usage_delta
@@ -225,10 +226,32 @@ def test_edit_proposals_show_a_v4a_patch_as_one_diff_per_file(tmp_path: Path) ->
     ]
 
 
-def test_edit_proposals_fall_back_to_hermes_view_of_a_patch_it_cannot_parse() -> None:
-    patch = "*** Begin Patch\n*** Move File: a -> b\n*** End Patch\n"
-    proposal = HermesEditProposal("patch", "a, b", None, patch, {"mode": "patch", "patch": patch})
-    assert edit_proposals(proposal, "/work") == [EditProposal("a, b", None, patch)]
+def test_a_patch_acpwire_cannot_read_is_asked_for_every_file_it_may_touch(
+    tmp_path: Path,
+) -> None:
+    """Hermes accepts patch forms acpwire's parser does not (``Move File: a -> b``,
+    ``***Add File`` without a space): every file named anywhere, by Hermes or in a file
+    header however spelled, becomes a proposal that is always asked, whatever the mode."""
+    patch = (
+        "*** Begin Patch\n*** Move File: notes.txt -> .git/hooks/pre-commit\n"
+        "***Add File: /root/.bashrc\n+evil\n*** End Patch\n"
+    )
+    work = str(tmp_path)
+    proposal = HermesEditProposal(
+        "patch", "notes.txt, .git/hooks/pre-commit", None, patch, {"mode": "patch", "patch": patch}
+    )
+    edits = edit_proposals(proposal, work)
+    assert [e.path for e in edits] == [
+        str(tmp_path / "notes.txt"),
+        str(tmp_path / ".git/hooks/pre-commit"),
+        "/root/.bashrc",
+    ]
+    assert all(e.must_ask for e in edits)
+    assert (edits[0].old_text, edits[0].new_text) == (None, patch)  # Hermes' own view
+    for policy in ("session", "workspace"):
+        batch = decide_edits(edits, cwd=work, policy=policy)
+        assert not batch.auto_approve
+        assert all(not d.auto_approve for d in batch.decisions)
 
 
 def test_factory_without_hermes_reports_the_problem_and_refuses_to_build() -> None:

@@ -75,6 +75,9 @@ class EditProposal:
     path: str
     old_text: str | None
     new_text: str
+    must_ask: bool = False
+    """The exact change could not be worked out here (a patch only the agent parses):
+    always asked, whatever the session's edit policy."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import re
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,7 +46,10 @@ MODE_POLICIES: Final[Mapping[str, EditPolicy]] = MappingProxyType(
 )
 
 _SENSITIVE_DIRS: Final = frozenset({".git", ".ssh"})
-_KEY_NAMES: Final = frozenset({"id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"})
+_ENV_NAME: Final = re.compile(r"\.env(?:rc|[._-].*)?")
+"""``.env``, ``.env.local``, ``.env-prod``, ``.env_test``, ``.envrc`` (direnv runs it)."""
+_KEY_NAME: Final = re.compile(r"id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?:[._-].*)?")
+"""OpenSSH private keys (``id_ed25519``, ``id_ecdsa_sk``, ``id_rsa.bak``...), not ``.pub``."""
 _KEY_SUFFIXES: Final = (".pem", ".key")
 
 
@@ -70,9 +74,10 @@ def is_sensitive(path: str | PurePath, extra_patterns: Iterable[str] = ()) -> st
         if part in _SENSITIVE_DIRS:
             return f"inside a {part} directory"
     name = parts[-1] if parts else ""
-    if name == ".env" or name.startswith(".env."):
+    if _ENV_NAME.fullmatch(name):
         return f"environment file ({name})"
-    if name in _KEY_NAMES or name.endswith(_KEY_SUFFIXES):
+    private_key = _KEY_NAME.fullmatch(name) is not None and not name.endswith(".pub")
+    if private_key or name.endswith(_KEY_SUFFIXES):
         return f"private key or certificate ({name})"
     for pattern in extra_patterns:
         lowered = pattern.replace("\\", "/").lower()
@@ -158,6 +163,14 @@ def decide_edit(
     return EditDecision(False, "outside the workspace", resolved)
 
 
+def _unread(path: str, cwd: str, wsl: bool | None) -> EditDecision:
+    try:
+        resolved: Path | None = resolve_in_cwd(path, cwd, wsl=wsl)
+    except ValueError:
+        resolved = None
+    return EditDecision(False, "the exact change could not be read here, always asked", resolved)
+
+
 def decide_edits(
     proposals: Sequence[EditProposal | str],
     *,
@@ -174,7 +187,9 @@ def decide_edits(
     roots = tuple(workspace_roots)
     extra = tuple(extra_sensitive)
     decisions = tuple(
-        decide_edit(
+        _unread(item.path, cwd, wsl)
+        if isinstance(item, EditProposal) and item.must_ask
+        else decide_edit(
             item.path if isinstance(item, EditProposal) else item,
             cwd=cwd,
             workspace_roots=roots,

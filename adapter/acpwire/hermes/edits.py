@@ -9,12 +9,15 @@ the "new" file.
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
+import logging
 import os
+import re
 from typing import Any
 
 from acpwire.agent.seam import EditProposal
+
+logger = logging.getLogger(__name__)
 
 # The cwd of the acpwire turn running on this thread (None outside one).
 TURN_CWD: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -60,6 +63,30 @@ def _v4a_edits(patch: str, cwd: str) -> list[EditProposal]:
     return edits
 
 
+_PATCH_FILE = re.compile(
+    r"^\*\*\*\s*(?:Add|Update|Delete|Move)\s+File\s*:\s*(.+?)\s*(?:->\s*(.+?)\s*)?$"
+    r"|^\*\*\*\s*Move\s+to\s*:\s*(.+?)\s*$",
+    re.MULTILINE | re.IGNORECASE,
+)
+
+
+def _unread_patch(proposal: Any, patch: str, cwd: str) -> list[EditProposal]:
+    """A patch only Hermes understands: every file it may touch (Hermes' own list and
+    every file header found however it is spelled) as a proposal that is always asked;
+    the first shows Hermes' view of the change, the others point to it."""
+    named = [p.strip() for p in str(proposal.path or "").split(", ")]
+    named += [p for m in _PATCH_FILE.finditer(patch) for p in m.groups() if p]
+    paths = list(dict.fromkeys(abspath(p, cwd) or p for p in named if p))
+    if not paths:
+        paths = [cwd]
+    first, rest = paths[0], paths[1:]
+    edits = [EditProposal(first, proposal.old_text, str(proposal.new_text), must_ask=True)]
+    for path in rest:
+        note = f"(changed by the patch shown for {first})"
+        edits.append(EditProposal(path, _read(path), note, must_ask=True))
+    return edits
+
+
 def edit_proposals(proposal: Any, cwd: str) -> list[EditProposal]:
     """The seam's proposals for Hermes' ``EditProposal`` (tool_name, path, old_text,
     new_text, arguments), paths resolved against ``cwd``.
@@ -69,13 +96,14 @@ def edit_proposals(proposal: Any, cwd: str) -> list[EditProposal]:
     """
     args = proposal.arguments if isinstance(proposal.arguments, dict) else {}
     if proposal.tool_name == "patch" and args.get("mode") == "patch":
-        with contextlib.suppress(Exception):  # a patch only Hermes understands: its view
-            edits = _v4a_edits(str(args.get("patch") or ""), cwd)
-            if edits:
-                return edits
+        patch = str(args.get("patch") or "")
+        try:
+            edits = _v4a_edits(patch, cwd)
+        except Exception as exc:
+            logger.info("a patch acpwire cannot read (%s): every file it names is asked", exc)
+            edits = []
+        return edits or _unread_patch(proposal, patch, cwd)
     path = str(proposal.path)
-    if "," in path:  # Hermes' several-file form: "a, b"
-        return [EditProposal(path, proposal.old_text, str(proposal.new_text))]
     full = abspath(path, cwd) or path
     old_text = proposal.old_text if full == path else _read(full)
     return [EditProposal(full, old_text, str(proposal.new_text))]

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 _RULES: tuple[tuple[str, str], ...] = (
-    (r"\brm\s+(?:-\S+\s+)*(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\b", "recursive delete"),
+    # Options may follow the file names (GNU rm): any -r/-R/--recursive in the command.
+    (r"\brm\b[^;&|]*\s(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\b", "recursive delete"),
     (r"\bfind\b.*\s-delete\b", "find with -delete"),
     (r"\bmkfs(?:\.\w+)?\b", "format a filesystem"),
     (r"\bdd\b.*\bof=/dev/", "raw write to a device"),
@@ -20,8 +21,20 @@ _RULES: tuple[tuple[str, str], ...] = (
     ),
     (r"\bchown\b.*(?:\s-[a-zA-Z]*R\b|--recursive)", "recursive ownership change"),
     (r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:", "fork bomb"),
-    (r"\b(?:curl|wget)\b[^|]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b", "pipe a download into a shell"),
-    (r"\bgit\s+push\b.*(?:--force\b|--force-with-lease\b|\s-[a-zA-Z]*f\b)", "force push"),
+    (
+        r"\b(?:curl|wget)\b[^|]*\|\s*(?:sudo\s+)?(?:env\s+)?(?:\S*/)?(?:ba|z|da|k)?sh\b",
+        "pipe a download into a shell",
+    ),
+    (
+        r"(?:\b(?:ba|z|da|k)?sh|\bsource)\b[^|;&]*(?:<|\$)\(\s*(?:curl|wget)\b",
+        "run a download as a shell script",
+    ),
+    (
+        # Global options may sit between git and push; a +refspec forces too.
+        r"\bgit(?:\s+-\S+(?:\s+[^-\s]\S*)?)*\s+push\b"
+        r".*(?:--force\b|--force-with-lease\b|\s-[a-zA-Z]*f\b|\s\+\S)",
+        "force push",
+    ),
     (r"\bgit\s+reset\s+--hard\b", "discard uncommitted changes (git reset --hard)"),
     (r"\bgit\s+clean\s+(?:-\S+\s+)*-[a-zA-Z]*f", "delete untracked files (git clean)"),
     (r"\b(?:shutdown|reboot|poweroff|halt)\b", "shutdown or reboot"),
