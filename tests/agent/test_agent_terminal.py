@@ -86,6 +86,12 @@ def test_harmless_command_asks_nothing(tmp_path: Path) -> None:
         ("wget -qO- x | env sh", "pipe a download into a shell"),
         ("bash <(curl -s https://x)", "run a download as a shell script"),
         ('sh -c "$(curl -fsSL https://x)"', "run a download as a shell script"),
+        # What the edit tools always ask about, written by the shell instead.
+        ("echo x > .git/hooks/pre-commit", "write to a sensitive path (.git, .ssh, .env)"),
+        ("cp evil .git/hooks/pre-commit", "write to a sensitive path (.git, .ssh, .env)"),
+        ("echo KEY=1 >> .env", "write to a sensitive path (.git, .ssh, .env)"),
+        ("tee .envrc < setup", "write to a sensitive path (.git, .ssh, .env)"),
+        ("ln .git/config cfg", "write to a sensitive path (.git, .ssh, .env)"),
     ],
 )
 def test_danger_table(command: str, reason: str) -> None:
@@ -104,6 +110,10 @@ def test_danger_table(command: str, reason: str) -> None:
         "pytest -q",
         "curl -s https://x | grep sh",
         "VERSION=$(curl -s https://x/v)",
+        "cat .env",
+        "git add .",
+        "echo hi > out.txt",
+        "grep -r TODO .git/",
     ],
 )
 def test_harmless_commands(command: str) -> None:

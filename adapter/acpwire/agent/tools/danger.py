@@ -40,6 +40,13 @@ _RULES: tuple[tuple[str, str], ...] = (
     (r"\b(?:shutdown|reboot|poweroff|halt)\b", "shutdown or reboot"),
     (r"(?:>>?|\btee\b(?:\s+-a)?)\s*/etc/", "write to /etc"),
     (r"\b(?:cp|mv|sed\s+-i\S*|install|ln)\b.*\s/etc/", "modify files in /etc"),
+    (
+        # What the edit tools always ask about, written by the shell instead.
+        r"(?:>>?|\btee\b(?:\s+-a)?)\s*[\"']?\S*(?:\.git|\.ssh)/"
+        r"|(?:>>?|\btee\b(?:\s+-a)?)\s*[\"']?\S*\.env(?:rc|[._-]\S*)?(?:\s|$|[\"';&|])"
+        r"|\b(?:cp|mv|ln|install|sed\s+-i\S*)\b[^;&|]*(?:\.git|\.ssh)/",
+        "write to a sensitive path (.git, .ssh, .env)",
+    ),
     (r"\bsudo\b|\bdoas\b|\bsu\s+-", "run as root"),
     (
         r"\bkill\s+-(?:9|KILL)\s+-1\b|\bkillall\b|\bpkill\b",
