@@ -11,6 +11,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from acp_v1 import models as m
+from acpwire.rpc import RpcError
 from tests.backend.harness import STEP_S, rig
 
 pytestmark = pytest.mark.anyio
@@ -143,3 +144,33 @@ async def test_prompt_attachments_reach_the_model(tmp_path: Path) -> None:
         assert image["image_url"]["url"] == f"data:image/png;base64,{png}"
         (title,) = r.editor.of_kind(sid, "session_info_update")
         assert title.title is not None and title.title.startswith("look at these")
+
+
+async def test_half_an_emoji_never_breaks_a_session(tmp_path: Path) -> None:
+    """A lone UTF-16 surrogate (half an emoji, from a model or a JavaScript client) is
+    stored, streamed and replayed; the session keeps working."""
+    async with rig(tmp_path, [{"text": "half \ud83d emoji"}, {"text": "fine"}]) as r:
+        sid = await r.new()
+        first = await r.prompt(sid, "say it \udc00")
+        assert first.stop_reason == "end_turn"
+        assert r.editor.text(sid) == "half \ud83d emoji"
+        assert (await r.prompt(sid, "again")).stop_reason == "end_turn"
+        sent = r.llm.requests[-1]["messages"]
+        assert [x["content"] for x in sent[1:]] == [
+            "say it \udc00",
+            "half \ud83d emoji",
+            "again",
+        ]
+        seen = len(r.editor.of_kind(sid, "user_message_chunk"))
+        with anyio.fail_after(STEP_S):
+            await r.peer.session_load(
+                m.LoadSessionRequest(session_id=sid, cwd=str(r.workspace), mcp_servers=[])
+            )
+        replayed = [u.content.text for u in r.editor.of_kind(sid, "user_message_chunk")[seen:]]
+        assert replayed == ["say it \udc00", "again"]
+        # An id with half an emoji names no session: -32002, not an internal error.
+        with anyio.fail_after(STEP_S), pytest.raises(RpcError) as info:
+            await r.peer.session_load(
+                m.LoadSessionRequest(session_id="s\ud83d", cwd=str(r.workspace), mcp_servers=[])
+            )
+        assert info.value.code == -32002

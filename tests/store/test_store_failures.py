@@ -6,6 +6,9 @@ import json
 import logging
 import os
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -255,6 +258,35 @@ def test_a_version_1_database_is_migrated_in_place(db_path: Path) -> None:
         store.append_messages("reset", [{"role": "user", "content": "new"}])
         assert store.transcript("reset") == [{"role": "user", "content": "new"}]
     raw = sqlite3.connect(db_path)
+    try:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        raw.close()
+
+
+def test_processes_opening_a_new_database_together_all_get_it(tmp_path: Path) -> None:
+    """Several backends started at once on a fresh file: every one migrates or finds it
+    migrated, none fails with "table sessions already exists"."""
+    db = tmp_path / "home" / "sessions.db"
+    db.parent.mkdir()
+    start = time.time() + 1.0
+    code = (
+        "import sys, time; from acpwire.store import SessionStore\n"
+        f"time.sleep(max(0.0, {start!r} - time.time()))\n"
+        "store = SessionStore(sys.argv[1]); store.close(); print('ok')\n"
+    )
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(db)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    results = [run.communicate(timeout=60) for run in runs]
+    assert [out.strip() for out, _ in results] == ["ok"] * 4, [err for _, err in results]
+    raw = sqlite3.connect(db)
     try:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     finally:

@@ -10,6 +10,7 @@ Every failure becomes a :class:`ModelError` with a short message.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import queue
 import socket
@@ -178,7 +179,10 @@ class ChatClient:
         url = f"{self.base_url}/chat/completions"
         try:
             with self._http.stream(
-                "POST", url, json=body, headers={"Accept": "text/event-stream"}
+                "POST",
+                url,
+                content=_request_json(body),
+                headers={"Accept": "text/event-stream", "Content-Type": "application/json"},
             ) as response:
                 if not holder.attach(response):
                     return
@@ -278,3 +282,12 @@ def list_models(base_url: str, api_key: str | None, *, timeout: float = 5.0) -> 
         for entry in data
         if isinstance(entry, dict) and isinstance(entry.get("id"), str)
     ]
+
+
+def _request_json(body: Mapping[str, Any]) -> bytes:
+    """The request body as UTF-8 JSON; a lone UTF-16 surrogate in the conversation (half
+    an emoji) goes out escaped instead of failing the request."""
+    try:
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body, ensure_ascii=True).encode("ascii")

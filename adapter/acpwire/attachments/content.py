@@ -208,7 +208,7 @@ class _Builder:
         header = f"[Embedded resource: {uri}]"
         if not isinstance(resource, m.BlobResourceContents):
             self.display.append(header)
-            data = resource.text.encode("utf-8")
+            data = resource.text.encode("utf-8", errors="replace")  # lone surrogates too
             self.body(data, len(data), "text/plain", header=header, where=f"URI: {uri}")
             return
         mime = mime_for(uri, resource.mime_type)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Final, TypeAlias, TypeGuard
 
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
 
 from .errors import INTERNAL_ERROR, RpcError, invalid_request, parse_error
 from .framing import encode_line
@@ -175,7 +176,10 @@ def encode_request(msg_id: RequestId, method: str, params: object = None) -> byt
 
 def encode_notification(method: str, params: object = None) -> bytes:
     if isinstance(params, BaseModel):  # the hot path: one serializer call, one join
-        body = params.__pydantic_serializer__.to_json(params, by_alias=True, exclude_none=True)
+        try:
+            body = params.__pydantic_serializer__.to_json(params, by_alias=True, exclude_none=True)
+        except PydanticSerializationError:
+            body = _model_json(params)
         return b"".join((_JSONRPC, _method_part(method), b',"params":', body, b"}\n"))
     _check_params(params)
     if params is None:
@@ -210,8 +214,17 @@ def encode_value(value: object) -> bytes:
     allowed. NaN/Infinity and unserializable objects raise ``ValueError``/``TypeError``.
     """
     if isinstance(value, BaseModel):
-        return value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_none=True)
+        try:
+            return value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_none=True)
+        except PydanticSerializationError:
+            return _model_json(value)
     return _dumps(value)
+
+
+def _model_json(model: BaseModel) -> bytes:
+    """A model pydantic-core cannot write as UTF-8 JSON (a lone surrogate in its text:
+    half an emoji from a model or a JavaScript client): through ``json`` with escapes."""
+    return _dumps(model.model_dump(mode="json", by_alias=True, exclude_none=True))
 
 
 def _id_part(msg_id: RequestId) -> bytes:

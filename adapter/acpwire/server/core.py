@@ -23,6 +23,7 @@ from acpwire.probe import ConnectionProbe
 from acpwire.provenance import provenance_meta
 from acpwire.rpc import RpcError, auth_required, internal_error, invalid_params, resource_not_found
 from acpwire.store import StoreError
+from acpwire.store.db import storable
 
 from . import lifecycle, options
 from .lazy import LazyAgent
@@ -103,6 +104,8 @@ class BackendCore:
         """The open or stored session, or ``-32002`` (``-32000`` when restoring it needs
         a model provider and none is configured)."""
         state = self.manager.peek(session_id)
+        if state is None and not storable(session_id):  # no stored id has half an emoji
+            raise self._not_found(session_id)
         if state is None:
             try:
                 state = await self.blocking(self.manager.get, session_id)

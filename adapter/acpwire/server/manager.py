@@ -171,9 +171,10 @@ class SessionManager:
         return self.store.transcript(state.id)
 
     def save_history(self, state: SessionState, history: list[Message]) -> None:
-        """Replace the live history (rows that dropped out are archived, never deleted)."""
-        state.history = history
+        """Replace the live history (rows that dropped out are archived, never deleted);
+        the session's copy follows only once the database has it."""
         self.store.replace_live_history(state.id, history, touch=True)
+        state.history = history
 
     def rotate_internal(self, state: SessionState, new_id: str, reason: str) -> str | None:
         """Record that the agent's internal id moved; returns the previous one."""

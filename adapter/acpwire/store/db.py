@@ -15,6 +15,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -64,12 +65,33 @@ def parse_ts(text: str) -> datetime:
     return datetime.strptime(text, _TS_FORMAT).replace(tzinfo=UTC)
 
 
-def dump_json(value: object, what: str) -> str:
-    """Canonical JSON (sorted keys), so equal values give equal text and can be compared in SQL."""
+def storable(text: str) -> bool:
+    """Whether SQLite can store ``text`` (no lone UTF-16 surrogate in it)."""
     try:
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def storable_text(text: str) -> str:
+    """``text`` with any lone UTF-16 surrogate replaced by U+FFFD, for text columns."""
+    return text if storable(text) else text.encode("utf-8", "replace").decode("utf-8")
+
+
+def dump_json(value: object, what: str) -> str:
+    """Canonical JSON (sorted keys), so equal values give equal text and can be compared in SQL.
+
+    Text stays readable (non-ASCII as is), except lone UTF-16 surrogates (half an emoji
+    from a model or a JavaScript client), which SQLite cannot store as UTF-8: such a
+    value is written with ``\\u`` escapes instead, and reads back the same."""
+    try:
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{what} is not JSON-serialisable: {exc}") from exc
+    if not storable(text):
+        return json.dumps(value, sort_keys=True, ensure_ascii=True, allow_nan=False)
+    return text
 
 
 def load_json(text: str) -> Any:  # arbitrary JSON read back from the store
@@ -152,7 +174,7 @@ class Database:
         conn.execute("PRAGMA foreign_keys = ON")
         if self.persistent:
             # The first statement that reads the file: garbage fails here with SQLITE_NOTADB.
-            (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            mode = self._journal_mode_wal(conn)
             if str(mode).lower() != "wal":
                 logger.warning(
                     "session store %s: WAL unavailable, journal mode is %s", self._path, mode
@@ -166,6 +188,19 @@ class Database:
                 if verdict != "ok":
                     raise StoreCorruptError(self._path, f"integrity check failed: {verdict}")
         return migrate(conn, self._path)
+
+    def _journal_mode_wal(self, conn: sqlite3.Connection) -> str:
+        """Switch to WAL. SQLite answers "locked" at once, without waiting, when another
+        process is switching the same new file: retried until the busy timeout."""
+        deadline = time.monotonic() + self._busy_timeout_ms / 1000
+        while True:
+            try:
+                (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+                return str(mode)
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.02)
 
     def _file_bytes(self) -> int:
         """The database file and its write-ahead log, in bytes."""

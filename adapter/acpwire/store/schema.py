@@ -117,6 +117,12 @@ def migrate(conn: sqlite3.Connection, path: str) -> int:
     for target in range(version + 1, SCHEMA_VERSION + 1):
         conn.execute("BEGIN IMMEDIATE")
         try:
+            # Another process may have migrated since the version was read: look again
+            # under the write lock and skip what is done.
+            (now,) = conn.execute("PRAGMA user_version").fetchone()
+            if int(now) >= target:
+                conn.execute("COMMIT")
+                continue
             _MIGRATIONS[target - 1](conn)
             # user_version lives in the file header and is covered by the transaction.
             conn.execute(f"PRAGMA user_version = {target:d}")

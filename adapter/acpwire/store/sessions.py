@@ -17,7 +17,15 @@ from datetime import datetime
 from typing import Any, Final, Literal
 
 from acpwire.paths import normalize_for_compare
-from acpwire.store.db import Database, dump_json, format_ts, load_json, parse_ts, utcnow
+from acpwire.store.db import (
+    Database,
+    dump_json,
+    format_ts,
+    load_json,
+    parse_ts,
+    storable_text,
+    utcnow,
+)
 from acpwire.store.errors import SessionExistsError, UnknownSessionError
 
 __all__ = ["MAX_PAGE", "UNSET", "JsonObject", "SessionRecord", "SessionsMixin", "Unset"]
@@ -117,7 +125,7 @@ class SessionsMixin(Database):
                 (
                     record.id,
                     record.cwd,
-                    record.title,
+                    None if record.title is None else storable_text(record.title),
                     int(record.title_is_explicit),
                     record.model,
                     record.mode,
@@ -167,7 +175,7 @@ class SessionsMixin(Database):
             ("internal_id", internal_id),
         ):
             if value is not UNSET:
-                changes[name] = value
+                changes[name] = storable_text(value) if isinstance(value, str) else value
         if touch:
             changes["updated_at"] = format_ts(utcnow())
         with self._write() as conn:
