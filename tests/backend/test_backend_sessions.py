@@ -244,6 +244,31 @@ async def test_close_cancels_the_running_turn_first(tmp_path: Path) -> None:
             )
 
 
+@pytest.mark.parametrize("attempt", range(3))  # the race it fixes was lost most times, not all
+async def test_delete_during_a_turn_cancels_it_cleanly(tmp_path: Path, attempt: int) -> None:
+    """Delete is close, then delete: the running prompt answers ``cancelled`` (its save
+    came before the delete, not after it as an internal error)."""
+    slow = {"text": "y" * 40, "chunks": 40, "delay": 0.25}
+    async with rig(tmp_path, [slow]) as r:
+        sid = await r.new()
+        answers: list[m.PromptResponse] = []
+
+        async def run() -> None:
+            answers.append(await r.prompt(sid, "slow"))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            await r.editor.wait_for(lambda: bool(r.editor.of_kind(sid, "agent_message_chunk")))
+            with anyio.fail_after(STEP_S):
+                await r.peer.session_delete(m.DeleteSessionRequest(session_id=sid))
+        assert [a.stop_reason for a in answers] == ["cancelled"]
+        with anyio.fail_after(STEP_S), pytest.raises(RpcError) as info:
+            await r.peer.session_load(
+                m.LoadSessionRequest(session_id=sid, cwd=str(r.workspace), mcp_servers=[])
+            )
+        assert info.value.code == -32002
+
+
 async def test_delete_forgets_the_session(tmp_path: Path) -> None:
     async with rig(tmp_path) as r:
         sid = await r.new()

@@ -166,10 +166,13 @@ class TurnRunner:
             state.abort_calls()
 
     async def stop(self, state: SessionState, *, reason: str) -> None:
-        """Cancel running work and wait (bounded) for the worker to finish."""
+        """Cancel running work and wait (bounded) for the turn to have ended, its history
+        saved, and for its worker to finish: what follows (a delete) finds it settled."""
         self.cancel(state)
-        if state.turn_done is not None:
-            with anyio.move_on_after(CANCEL_GRACE_S * 2):
+        with anyio.move_on_after(CANCEL_GRACE_S * 2):
+            async with state.turn_lock:  # held by a turn until its history is saved
+                pass
+            if state.turn_done is not None:
                 await state.turn_done.wait()
         logger.info("session %s stopped: %s", state.id, reason)
 
