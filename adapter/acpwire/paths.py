@@ -65,7 +65,10 @@ def _translate_windows(path: str) -> str | None:
 
 
 def _translate_file_uri(raw: str, wsl: bool) -> str | None:
-    """Decode a ``file:`` URI naming a local path, or return None when it names none."""
+    """Decode a ``file:`` URI naming a local path, or return None when it names none.
+    A query or fragment (``#L10-20`` of an editor's selection) is not part of the path;
+    an escaped ``%23`` or ``%3F`` is."""
+    raw = raw.split("#", 1)[0].split("?", 1)[0]
     if raw[:7].lower() == "file://":
         rest = raw[7:]
         host, sep, path = rest.partition("/")

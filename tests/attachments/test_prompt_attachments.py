@@ -92,6 +92,18 @@ def test_percent_encoded_uri_with_spaces_and_localhost(tmp_path: Path) -> None:
     assert "buy milk" in text_of(convert([link(localhost)], tmp_path))
 
 
+def test_a_selection_fragment_or_a_query_is_not_part_of_the_path(tmp_path: Path) -> None:
+    """Editors link a selection as ``file:///...#L10:20``: the file is still read; an
+    escaped ``%23`` stays part of a name."""
+    target = tmp_path / "x.txt"
+    target.write_text("the file", encoding="utf-8")
+    for uri in (target.as_uri() + "#L1:3", target.as_uri() + "?line=2", "file:x.txt#L2"):
+        assert "the file" in text_of(convert([link(uri)], tmp_path)), uri
+    hashed = tmp_path / "a#b.txt"
+    hashed.write_text("hash in the name", encoding="utf-8")
+    assert "hash in the name" in text_of(convert([link(hashed.as_uri())], tmp_path))
+
+
 def test_relative_paths_resolve_against_session_cwd(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -100,7 +100,8 @@ def local_path(uri: str, cwd: str) -> Path | None:
     if scheme == "file" and translate_cwd(uri).lower().startswith("file:"):
         if uri[5:6] == "/":  # file://host/... with a host that is not this machine
             raise AttachError(f"[Cannot read file URI on another host: {uri}]")
-        target = unquote(uri[5:])  # a relative "file:notes.txt"
+        # A relative "file:notes.txt", without a query or fragment (#L10 of a selection).
+        target = unquote(uri[5:].split("#", 1)[0].split("?", 1)[0])
     try:
         return resolve_in_cwd(target, cwd)
     except ValueError as exc:
