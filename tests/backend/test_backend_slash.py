@@ -224,3 +224,32 @@ async def test_a_prompt_during_compact_after_a_cancelled_turn_is_queued_too(
         await r.prompt(sid, "next")
         users = [x["content"] for x in r.llm.requests[-1]["messages"] if x["role"] == "user"]
         assert "sent during compaction" in users
+
+
+async def test_queue_and_steer_keep_the_prompts_attachments(tmp_path: Path) -> None:
+    """/queue with an attached file, and /steer re-running an interrupted prompt that had
+    one, send the file's content to the model, not just its placeholder."""
+    slow = {"text": "z" * 40, "chunks": 40, "delay": 0.25}
+    async with rig(tmp_path) as r:
+        (r.workspace / "notes.txt").write_text("the secret ingredient is basil\n")
+        link = m.ContentBlockResourceLink(
+            name="notes.txt", uri=(r.workspace / "notes.txt").as_uri()
+        )
+        sid = await r.new()
+
+        async def send(text: str) -> m.PromptResponse:
+            with anyio.fail_after(STEP_S):
+                return await r.peer.session_prompt(
+                    m.PromptRequest(session_id=sid, prompt=[m.ContentBlockText(text=text), link])
+                )
+
+        await send("/queue summarise this file")
+        assert "basil" in str(r.llm.requests[-1]["messages"][-1]["content"])
+        r.llm.push(slow)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(send, "read this slowly")
+            await r.editor.wait_for(lambda: r.editor.text(sid).endswith("z"))
+            await r.cancel(sid)
+        await r.prompt(sid, "/steer be brief")
+        last = str(r.llm.requests[-1]["messages"][-1]["content"])
+        assert "read this slowly" in last and "basil" in last and "be brief" in last

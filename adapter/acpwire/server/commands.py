@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -26,9 +26,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class RunPrompt:
-    """Run ``text`` as an ordinary prompt."""
+    """Run ``content`` as an ordinary prompt (``display``: how it is shown, when that
+    differs: attachments as placeholders)."""
 
-    text: str
+    content: str | list[dict[str, Any]]
+    display: str | None = None
 
 
 COMMANDS: dict[str, tuple[str, str | None]] = {
@@ -64,9 +66,15 @@ def _help() -> str:
     )
 
 
-async def handle(runner: TurnRunner, state: SessionState, text: str) -> str | RunPrompt | None:
-    """The reply to a slash command, a prompt to run instead, or None (send to the model)."""
+async def handle(
+    runner: TurnRunner, state: SessionState, text: str, *, full: str | None = None
+) -> str | RunPrompt | None:
+    """The reply to a slash command, a prompt to run instead, or None (send to the model).
+
+    ``text`` is the prompt as shown; ``full`` the same with its attachments inlined, which
+    ``/queue`` and ``/steer`` pass on."""
     head, _, rest = text[1:].partition(" ")
+    full_arg = (full or text)[1:].partition(" ")[2].strip() or rest.strip()
     name = ALIASES.get(head.lower(), head.lower())
     arg = rest.strip()
     if name not in COMMANDS:
@@ -106,13 +114,13 @@ async def handle(runner: TurnRunner, state: SessionState, text: str) -> str | Ru
     if name == "compact":
         return await _compact(runner, state)
     if name == "steer":
-        return _steer(state, arg)
+        return _steer(state, arg, full_arg)
     if name == "queue":
         if not arg:
             return "Usage: /queue <prompt>"
         if not state.running:
-            return RunPrompt(arg)
-        state.queue.append(QueuedPrompt(arg, arg))
+            return RunPrompt(full_arg, arg)
+        state.queue.append(QueuedPrompt(full_arg, arg))
         return f"Queued for the next turn. ({len(state.queue)} queued)"
     return _approvals(runner, state, arg)
 
@@ -155,18 +163,26 @@ async def _compact(runner: TurnRunner, state: SessionState) -> str:
     return f"Context compressed: {before_msgs} -> {len(compressed)} messages\n~{before_used} -> ~{after_used} tokens"
 
 
-def _steer(state: SessionState, arg: str) -> str | RunPrompt:
+def _steer(state: SessionState, arg: str, full_arg: str) -> str | RunPrompt:
     if not arg:
         return "Usage: /steer <guidance>"
     if state.running:
-        if state.agent.steer(arg):
+        if state.agent.steer(full_arg):
             return f"Steer queued for the active turn: {arg[:80]}"
-        state.queue.append(QueuedPrompt(arg, arg))
+        state.queue.append(QueuedPrompt(full_arg, arg))
         return f"The turn is finishing; queued for the next turn. ({len(state.queue)} queued)"
-    if state.interrupted_prompt:
-        interrupted, state.interrupted_prompt = state.interrupted_prompt, ""
-        return RunPrompt(f"{interrupted}\n\nUser correction/guidance after interrupt: {arg}")
-    return RunPrompt(arg)
+    interrupted, state.interrupted_prompt = state.interrupted_prompt, None
+    if interrupted is not None:
+        # The interrupted prompt as it was (attachments and images included), then the guidance.
+        guidance = f"\n\nUser correction/guidance after interrupt: {full_arg}"
+        content: str | list[dict[str, Any]] = (
+            interrupted.content + guidance
+            if isinstance(interrupted.content, str)
+            else [*interrupted.content, {"type": "text", "text": guidance}]
+        )
+        shown = f"{interrupted.display}\n\nUser correction/guidance after interrupt: {arg}"
+        return RunPrompt(content, shown)
+    return RunPrompt(full_arg, arg)
 
 
 def _approvals(runner: TurnRunner, state: SessionState, arg: str) -> str:

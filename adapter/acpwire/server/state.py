@@ -56,8 +56,9 @@ class SessionState:
     """Prompt requests received and not answered yet (for cancels right behind them)."""
     cancel_epoch: int = 0
     """Counts the cancels that hit a running or arriving prompt."""
-    current_prompt: str = ""
-    interrupted_prompt: str = ""
+    current_prompt: QueuedPrompt | None = None
+    """The prompt of the running turn (for ``/steer`` after a cancel)."""
+    interrupted_prompt: QueuedPrompt | None = None
     reasoning_effort: str = "default"
     turn_done: anyio.Event | None = None
     """Set when the running turn (if any) has fully finished, thread included."""

@@ -54,7 +54,7 @@ async def _busy(state: SessionState) -> AsyncIterator[None]:
         yield
     finally:
         state.running, state.cancel_requested, state.abort_calls = False, False, None
-        state.current_prompt = ""
+        state.current_prompt = None
 
 
 async def _last_worker_gone(state: SessionState, epoch: int | None) -> bool:
@@ -191,9 +191,13 @@ class TurnRunner:
             return m.PromptResponse(stop_reason="end_turn")
         text_only = isinstance(content.content, str)
         if text_only and text.startswith("/"):
-            reply = await commands.handle(self, state, text)
+            # The command reads the text as shown; /queue and /steer carry the prompt
+            # with its attachments inlined.
+            full = str(content.content).strip()
+            reply = await commands.handle(self, state, text, full=full)
             if isinstance(reply, commands.RunPrompt):
-                content = PromptContent(content=reply.text, display_text=reply.text, notes=[])
+                display = reply.display or str(reply.content)
+                content = PromptContent(content=reply.content, display_text=display, notes=[])
             elif reply is not None:
                 await self.backend.notifier.message(state.id, reply)
                 await self.send_usage(state)
@@ -246,7 +250,7 @@ class TurnRunner:
 
     async def _turn(self, state: SessionState, prompt: QueuedPrompt) -> tuple[str, m.Usage | None]:
         backend = self.backend
-        state.current_prompt = prompt.display
+        state.current_prompt = prompt
         done = state.turn_done = anyio.Event()
         gate = WorkerGate()
         services = SessionServices(backend, state)
