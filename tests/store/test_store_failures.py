@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -291,3 +292,33 @@ def test_processes_opening_a_new_database_together_all_get_it(tmp_path: Path) ->
         assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     finally:
         raw.close()
+
+
+def test_a_damaged_file_with_a_pending_log_is_left_as_it_was(tmp_path: Path) -> None:
+    """A crashed process left write-ahead-log frames and the file has a damaged page:
+    opening reports the damage and neither the file nor its log change (a writing
+    connection's close would have folded the log into the damaged file)."""
+    src = tmp_path / "src" / "sessions.db"
+    with SessionStore(src) as store:
+        for i in range(50):
+            store.create_session(SessionRecord(id=f"s{i}", cwd="/w"))
+            store.append_messages(f"s{i}", [{"role": "user", "content": "x" * 3000}])
+    crashed = sqlite3.connect(src)
+    crashed.execute("PRAGMA wal_autocheckpoint = 0")
+    crashed.execute(
+        "INSERT INTO sessions (id, cwd, cwd_key, created_at, updated_at) VALUES "
+        "('late', '/w', '/w', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z')"
+    )
+    crashed.commit()
+    db = tmp_path / "home" / "sessions.db"
+    db.parent.mkdir()
+    for suffix in ("", "-wal", "-shm"):
+        shutil.copy(f"{src}{suffix}", f"{db}{suffix}")
+    crashed.close()
+    data = bytearray(db.read_bytes())
+    data[4096 * 20 : 4096 * 21] = b"\xab" * 4096
+    db.write_bytes(bytes(data))
+    before = [Path(f"{db}{suffix}").read_bytes() for suffix in ("", "-wal")]
+    with pytest.raises(StoreCorruptError):
+        SessionStore(db)
+    assert [Path(f"{db}{suffix}").read_bytes() for suffix in ("", "-wal")] == before

@@ -135,6 +135,7 @@ class Database:
         self._check_at_open_max = check_at_open_max_bytes
         self.integrity_deferred = False
         """The file was too large to check at open: run :meth:`integrity_problem` later."""
+        self._checked = False
         if self.persistent:
             try:
                 Path(self._path).parent.mkdir(parents=True, exist_ok=True)
@@ -143,6 +144,7 @@ class Database:
                     f"cannot create the folder of session store {self._path!r}: {exc}"
                 ) from exc
             _check_header(self._path)
+            self._check_before_writing(check_integrity)
         try:
             conn = sqlite3.connect(
                 self._path,
@@ -183,11 +185,24 @@ class Database:
             if check_integrity and self._file_bytes() > self._check_at_open_max:
                 # quick_check reads every page: seconds for a large history, every start.
                 self.integrity_deferred = True
-            elif check_integrity:
+            elif check_integrity and not self._checked:
                 (verdict,) = conn.execute("PRAGMA quick_check(1)").fetchone()
                 if verdict != "ok":
                     raise StoreCorruptError(self._path, f"integrity check failed: {verdict}")
         return migrate(conn, self._path)
+
+    def _check_before_writing(self, check_integrity: bool) -> None:
+        """Check an existing file read-only before a writing connection opens it: closing
+        a writing connection would fold a crashed process's write-ahead log into a
+        damaged file, which must stay as it was for inspection."""
+        path = Path(self._path)
+        if not check_integrity or not path.exists() or self._file_bytes() > self._check_at_open_max:
+            return
+        problem = self.integrity_problem()
+        if problem is None:
+            self._checked = True
+        elif not problem.startswith("cannot open it"):  # else: checked on the writer
+            raise StoreCorruptError(self._path, f"integrity check failed: {problem}")
 
     def _journal_mode_wal(self, conn: sqlite3.Connection) -> str:
         """Switch to WAL. SQLite answers "locked" at once, without waiting, when another
