@@ -5,6 +5,7 @@ forgets."""
 from __future__ import annotations
 
 import socket
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -221,22 +222,35 @@ async def test_fork_needs_unstable(tmp_path: Path) -> None:
         assert info.value.code == -32601
 
 
+SLOW = {"text": "y" * 40, "chunks": 40, "delay": 0.25}
+
+
+async def answer_during_a_slow_turn(
+    r: Rig, sid: str, request: Callable[[], Awaitable[object]]
+) -> str:
+    """Send ``request`` while a slow turn streams; the stop reason that turn answers."""
+    answers: list[m.PromptResponse] = []
+
+    async def run() -> None:
+        answers.append(await r.prompt(sid, "slow"))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        await r.editor.wait_for(lambda: bool(r.editor.of_kind(sid, "agent_message_chunk")))
+        with anyio.fail_after(STEP_S):
+            await request()
+    (answer,) = answers
+    return str(answer.stop_reason)
+
+
 async def test_close_cancels_the_running_turn_first(tmp_path: Path) -> None:
-    slow = {"text": "y" * 40, "chunks": 40, "delay": 0.25}
-    async with rig(tmp_path, [slow]) as r:
+    async with rig(tmp_path, [SLOW]) as r:
         sid = await r.new()
-        answers: list[m.PromptResponse] = []
-
-        async def run() -> None:
-            answers.append(await r.prompt(sid, "slow"))
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run)
-            await r.editor.wait_for(lambda: bool(r.editor.of_kind(sid, "agent_message_chunk")))
-            with anyio.fail_after(STEP_S):
-                await r.peer.session_close(m.CloseSessionRequest(session_id=sid))
-            assert r.runtime.manager.peek(sid) is None
-        assert answers[0].stop_reason == "cancelled"
+        close = m.CloseSessionRequest(session_id=sid)
+        assert await answer_during_a_slow_turn(r, sid, lambda: r.peer.session_close(close)) == (
+            "cancelled"
+        )
+        assert r.runtime.manager.peek(sid) is None
         # Closed is not deleted: it can be loaded again.
         with anyio.fail_after(STEP_S):
             await r.peer.session_load(
@@ -248,20 +262,12 @@ async def test_close_cancels_the_running_turn_first(tmp_path: Path) -> None:
 async def test_delete_during_a_turn_cancels_it_cleanly(tmp_path: Path, attempt: int) -> None:
     """Delete is close, then delete: the running prompt answers ``cancelled`` (its save
     came before the delete, not after it as an internal error)."""
-    slow = {"text": "y" * 40, "chunks": 40, "delay": 0.25}
-    async with rig(tmp_path, [slow]) as r:
+    async with rig(tmp_path, [SLOW]) as r:
         sid = await r.new()
-        answers: list[m.PromptResponse] = []
-
-        async def run() -> None:
-            answers.append(await r.prompt(sid, "slow"))
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run)
-            await r.editor.wait_for(lambda: bool(r.editor.of_kind(sid, "agent_message_chunk")))
-            with anyio.fail_after(STEP_S):
-                await r.peer.session_delete(m.DeleteSessionRequest(session_id=sid))
-        assert [a.stop_reason for a in answers] == ["cancelled"]
+        delete = m.DeleteSessionRequest(session_id=sid)
+        assert await answer_during_a_slow_turn(r, sid, lambda: r.peer.session_delete(delete)) == (
+            "cancelled"
+        )
         with anyio.fail_after(STEP_S), pytest.raises(RpcError) as info:
             await r.peer.session_load(
                 m.LoadSessionRequest(session_id=sid, cwd=str(r.workspace), mcp_servers=[])
