@@ -153,6 +153,9 @@ def resolve_in_cwd(path: str, cwd: str, *, wsl: bool | None = None) -> Path:
     under_wsl = is_wsl() if wsl is None else wsl
     base = require_absolute_cwd(cwd, wsl=under_wsl)
     translated = os.path.expanduser(translate_cwd(path, wsl=under_wsl))
+    if under_wsl and translated.startswith("\\\\"):
+        # \\server\share: a Windows network share, not a file of this Linux system.
+        raise ValueError(f"{path!r} is on a Windows network share, not reachable here")
     if under_wsl and not translated.startswith("/"):
         # A relative Windows path (src\main.py) from a Windows editor or a model.
         translated = translated.replace("\\", "/")

@@ -213,3 +213,11 @@ def test_resolve_expands_home() -> None:
 def test_resolve_rejects(path: str, cwd: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         resolve_in_cwd(path, cwd, wsl=False)
+
+
+def test_a_windows_network_share_is_not_read_as_a_local_path() -> None:
+    """Under WSL ``\\\\server\\share\\x`` is a share of the Windows side: refused, never
+    taken for the local ``/server/share/x``; the WSL distro's own UNC form still maps."""
+    with pytest.raises(ValueError, match="network share"):
+        resolve_in_cwd("\\\\server\\share\\x.txt", "/work", wsl=True)
+    assert resolve_in_cwd("\\\\wsl$\\Ubuntu\\work\\a.txt", "/tmp", wsl=True) == Path("/work/a.txt")
