@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 from collections.abc import Iterator
@@ -9,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from acpwire.agent.cancel import CancelToken
-from acpwire.agent.llm import ChatClient
+from acpwire.agent.llm import ChatClient, sse_lines
 from acpwire.agent.stream import ModelCancelled, ModelError, ModelReply, ReplyAssembler, SSEDecoder
 from tests.support.fake_llm import FakeLLM
 
@@ -289,3 +290,45 @@ def test_every_client_shares_one_verifying_tls_context() -> None:
     context = tls_context()
     assert context is tls_context()
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+
+
+def test_raw_line_separators_inside_json_strings_do_not_split_the_stream(server: FakeLLM) -> None:
+    """JSON may carry U+2028, U+2029 and U+0085 unescaped (llama.cpp, vLLM do): an event
+    stream line ends only at CR, LF or CRLF."""
+    text = "one\u2028two\u2029three\u0085four"
+    body = json.dumps({"choices": [{"index": 0, "delta": {"content": text}}]}, ensure_ascii=False)
+    finish = json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    server.push({"raw": f"data: {body}\r\n\r\ndata: {finish}\n\ndata: [DONE]\n\n"})
+    client = _client(server)
+    try:
+        reply = client.chat(model="m", messages=USER, cancel=CancelToken())
+    finally:
+        client.close()
+    assert reply.text == text
+
+
+def test_sse_lines_split_only_at_cr_lf_and_crlf() -> None:
+    chunks = ["data: a\u2028b\n", "x\r", "\ny\rz\n\n", "tail\r"]
+    assert list(sse_lines(chunks)) == ["data: a\u2028b", "x", "y", "z", "", "tail"]
+
+
+def test_parallel_calls_sent_at_one_index_stay_apart() -> None:
+    """Ollama sends parallel tool calls all at ``index`` 0, told apart by their ids."""
+    assembler = ReplyAssembler()
+
+    def call(call_id: str, name: str, path: str) -> dict[str, object]:
+        fragment = {
+            "index": 0,
+            "id": call_id,
+            "function": {"name": name, "arguments": json.dumps({"path": path})},
+        }
+        return {"choices": [{"index": 0, "delta": {"tool_calls": [fragment]}}]}
+
+    for chunk in (call("call_1", "read_file", "a.txt"), call("call_2", "read_file", "b.txt")):
+        assembler.feed_chunk(chunk)
+    assembler.feed_chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    calls = assembler.result().tool_calls
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [
+        ("call_1", "read_file", {"path": "a.txt"}),
+        ("call_2", "read_file", {"path": "b.txt"}),
+    ]

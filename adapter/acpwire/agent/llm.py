@@ -13,10 +13,11 @@ import contextlib
 import json
 import logging
 import queue
+import re
 import socket
 import ssl
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,7 +196,7 @@ class ChatClient:
                     response.read()
                     items.put(_Body(response.text))
                 else:
-                    for line in response.iter_lines():
+                    for line in sse_lines(response.iter_text()):
                         items.put(_Line(line))
                 items.put(_END)
         except Exception as exc:
@@ -291,3 +292,23 @@ def _request_json(body: Mapping[str, Any]) -> bytes:
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(body, ensure_ascii=True).encode("ascii")
+
+
+_EOL = re.compile(r"\r\n|\r|\n")
+
+
+def sse_lines(chunks: Iterable[str]) -> Iterator[str]:
+    """The lines of an event stream: ended by CRLF, CR or LF only (``str.splitlines``, which
+    httpx's ``iter_lines`` uses, also breaks at U+2028, U+0085... that JSON carries raw)."""
+    pending = ""
+    for chunk in chunks:
+        pending += chunk
+        start = 0
+        for end in _EOL.finditer(pending):
+            if end.group() == "\r" and end.end() == len(pending):
+                break  # maybe the first half of a CRLF split across chunks
+            yield pending[start : end.start()]
+            start = end.end()
+        pending = pending[start:]
+    if pending:
+        yield pending.rstrip("\r")

@@ -104,7 +104,10 @@ class ReplyAssembler:
         self._on_reasoning = on_reasoning
         self._text: list[str] = []
         self._reasoning: list[str] = []
-        self._calls: dict[int, _PartialCall] = {}
+        self._calls: dict[tuple[int, int], _PartialCall] = {}
+        """(index, generation) -> the call being assembled; a new id at an index in use
+        starts the next generation (Ollama sends parallel calls all at index 0)."""
+        self._generation: dict[int, int] = {}
         self._finish: str | None = None
         self._usage: TurnUsage | None = None
 
@@ -159,10 +162,17 @@ class ReplyAssembler:
                     self._feed_call(position, fragment)
 
     def _feed_call(self, position: int, fragment: Mapping[str, Any]) -> None:
-        index = fragment.get("index", position)
-        slot = self._calls.setdefault(index if isinstance(index, int) else position, _PartialCall())
-        if isinstance(fragment.get("id"), str) and fragment["id"]:
-            slot.id = fragment["id"]
+        raw_index = fragment.get("index", position)
+        index = raw_index if isinstance(raw_index, int) else position
+        call_id = fragment.get("id") if isinstance(fragment.get("id"), str) else None
+        key = (index, self._generation.get(index, 0))
+        current = self._calls.get(key)
+        if current is not None and call_id and current.id and call_id != current.id:
+            key = (index, key[1] + 1)  # another call at the same index
+            self._generation[index] = key[1]
+        slot = self._calls.setdefault(key, _PartialCall())
+        if call_id:
+            slot.id = call_id
         function = fragment.get("function")
         if not isinstance(function, dict):
             return
@@ -183,7 +193,7 @@ class ReplyAssembler:
                 name=slot.name,
                 arguments="".join(slot.arguments),
             )
-            for _, slot in sorted(self._calls.items())
+            for _, slot in sorted(self._calls.items(), key=lambda item: (item[0][1], item[0][0]))
         ]
         return ModelReply(
             text="".join(self._text),
