@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from acpwire.agent.compress import (
     split_turns,
 )
 from acpwire.agent.default import DefaultAgent
-from acpwire.agent.seam import Message
+from acpwire.agent.seam import Message, TurnResult
 from tests.agent.recording import run_once
 from tests.support.fake_llm import FakeLLM
 
@@ -102,3 +103,32 @@ def test_split_turns_estimate_and_elision() -> None:
     assert elide_tool_results(messages, keep_last=1) == 2
     assert messages[4]["content"] == "z"
     assert estimate_tokens(messages) < before - 150
+
+
+def test_a_cancel_during_compression_does_not_repeat_the_last_reply(
+    llm: FakeLLM, make_agent: AgentFactory, tmp_path: Path
+) -> None:
+    """The reply before the compression is in the history once: a cancel while the
+    summary is being written must not append it again as the "partial" reply."""
+    agent = make_agent(context_window=2048)  # the read's result tips it over
+    (tmp_path / "big.txt").write_text("b" * 20_000)
+    read = {"id": "c1", "name": "read_file", "arguments": {"path": "big.txt"}}
+    llm.push({"text": "Let me look.", "tool_calls": [read]})
+    llm.push({"text": "SUMMARY", "initial_delay": 3.0})
+    box: list[TurnResult] = []
+    worker = threading.Thread(
+        target=lambda: box.append(run_once(agent, tmp_path, "go", history=_long_history(3, 10))[0])
+    )
+    worker.start()
+    assert llm.wait_for_requests(2, timeout=10)
+    assert llm.requests[1]["messages"][0]["content"] == SUMMARY_INSTRUCTIONS  # summarising
+    agent.interrupt()
+    worker.join(10)
+    (result,) = box
+    assert result.stop == "cancelled"
+    replies = [
+        m
+        for m in result.messages
+        if m.get("role") == "assistant" and m.get("content") == "Let me look."
+    ]
+    assert len(replies) == 1

@@ -205,3 +205,13 @@ def test_v4a_add_of_an_existing_file_is_refused(tmp_path: Path) -> None:
     patch = "*** Begin Patch\n*** Add File: there.txt\n+y\n*** End Patch"
     with pytest.raises(ToolArgError, match="already exists"):
         PatchTool().run({"mode": "patch", "patch": patch}, make_ctx(tmp_path))
+
+
+def test_a_blank_line_after_an_added_file_is_spacing_not_content() -> None:
+    """A bare blank line before the next header separates files; between ``+`` lines it
+    is a blank line of the file."""
+    ops = parse_patch(
+        "*** Begin Patch\n*** Add File: a.txt\n+hello\n\n+world\n\n"
+        "*** Update File: b.txt\n@@\n-x\n+y\n*** End Patch"
+    )
+    assert ops[0].added == ["hello", "", "world"]

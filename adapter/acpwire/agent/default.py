@@ -200,6 +200,7 @@ class DefaultAgent:
         for _ in range(self._config.max_iterations):
             if turn.token.cancelled:
                 return self._result(messages, turn, "cancelled", final_text)
+            turn.partial.clear()  # the last reply is in messages already
             try:
                 self._maybe_compress(messages, cwd, turn)
                 reply = self._call_model(messages, cwd, turn)

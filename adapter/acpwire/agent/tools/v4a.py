@@ -40,6 +40,9 @@ class FileOp:
     move_to: str | None = None
     added: list[str] = field(default_factory=list)
     hunks: list[Hunk] = field(default_factory=list)
+    bare_blanks: int = 0
+    """Unprefixed blank lines seen since the last ``+`` line of an added file: content
+    if more ``+`` lines follow, spacing before the next header if none do."""
 
 
 def parse_patch(text: str) -> list[FileOp]:
@@ -88,9 +91,10 @@ def _path(line: str, prefix: str, number: int) -> str:
 def _body_line(op: FileOp, line: str, number: int) -> None:
     if op.kind == "add":
         if line.startswith("+"):
-            op.added.append(line[1:])
+            op.added += [""] * op.bare_blanks + [line[1:]]
+            op.bare_blanks = 0
         elif line == "":
-            op.added.append("")
+            op.bare_blanks += 1
         else:
             raise PatchError(f"line {number}: lines of an added file must start with '+'")
         return
