@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from acp_v1 import models as m
@@ -231,3 +232,22 @@ async def test_allow_session_is_remembered_for_that_session_only(tmp_path: Path)
         assert len(r.editor.policy.requests) == 3
         assert r.editor.policy.requests[-1].session_id == second
         assert not (r.workspace / "c.txt").exists()
+
+
+async def test_a_file_edited_while_the_approval_waits_is_not_overwritten(tmp_path: Path) -> None:
+    """The user changes the file while the permission dialog is open, then allows the
+    edit: the edit is not applied over their change (it was planned on the old text)."""
+    async with rig(tmp_path) as r:
+        target = r.workspace / "notes.txt"
+        target.write_text("alpha\nbeta\n")
+        r.editor.policy.hold = anyio.Event()
+        sid = await r.new()
+        call = tool_call("p1", "patch", path="notes.txt", old_string="alpha", new_string="ALPHA")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(edit_turn, r, sid, call)
+            await r.editor.wait_for(lambda: bool(r.editor.policy.requests))
+            target.write_text("alpha\nbeta\nUSER EDIT\n")
+            r.editor.policy.hold.set()
+        assert target.read_text() == "alpha\nbeta\nUSER EDIT\n"
+        end = final_update(r, sid, "p1")
+        assert end.status == "failed" and "changed while the edit waited" in texts(end)

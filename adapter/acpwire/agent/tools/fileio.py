@@ -75,6 +75,17 @@ def commit_changes(ctx: ToolContext, changes: list[FileChange]) -> ToolOutcome |
     """
     if not ctx.hooks.approve_edits(ctx.call_id, [change.proposal() for change in changes]):
         return failure(EDIT_DENIED)
+    # The user may have edited a file while the approval was pending: never overwrite that.
+    for change in changes:
+        try:
+            now = read_text(ctx, change.path)
+        except ToolArgError:
+            now = change.old_text  # unreadable now as before (a directory...): the write says
+        if now != change.old_text:
+            return failure(
+                f"{change.path} changed while the edit waited for approval; nothing was "
+                "written. Read it again and redo the edit."
+            )
     done: list[str] = []
     for change in changes:
         try:
