@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from acpwire.agent.tools.files import ReadFileTool, WriteFileTool
+from acpwire.agent.tools.search import SearchFilesTool
 from tests.agent.recording import RecordingHooks, make_ctx
 
 
@@ -98,3 +99,14 @@ def test_write_file_with_identical_content_asks_nothing(tmp_path: Path) -> None:
     )
     assert json.loads(outcome.result_text)["unchanged"] is True
     assert hooks.edit_requests == []
+
+
+def test_line_numbers_count_only_line_feeds(tmp_path: Path) -> None:
+    """A form feed or U+2028 inside a line does not start a new one: ``read_file`` and
+    ``search_files`` number lines as editors and ``patch`` do."""
+    (tmp_path / "a.py").write_text("line1\n\x0c\nline3\nvalue = 'a\u2028b'\nline5\r\n")
+    ctx = make_ctx(tmp_path)
+    shown = ReadFileTool().run({"path": "a.py"}, ctx).result_text
+    assert "     5|line5" in shown and "     4|value = 'a\u2028b'" in shown
+    found = json.loads(SearchFilesTool().run({"pattern": "line5"}, ctx).result_text)
+    assert [m["line"] for m in found["matches"]] == [5]

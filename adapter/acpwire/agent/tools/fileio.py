@@ -27,6 +27,15 @@ def resolve_path(cwd: str, path: str) -> str:
     return os.path.normpath(expanded)
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines as editors and ``patch`` count them: ended by LF or CRLF only (``splitlines``
+    also breaks at form feeds, U+2028... inside a line)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def read_text(ctx: ToolContext, path: str) -> str | None:
     """The text of ``path`` (editor buffer first, then disk); None when it does not exist."""
     text = ctx.hooks.read_text_file(path)

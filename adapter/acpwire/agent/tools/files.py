@@ -7,7 +7,13 @@ from typing import Any, ClassVar
 
 from acpwire.agent.tools.args import opt_int, req_str
 from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure, success
-from acpwire.agent.tools.fileio import FileChange, commit_changes, read_text, resolve_path
+from acpwire.agent.tools.fileio import (
+    FileChange,
+    commit_changes,
+    read_text,
+    resolve_path,
+    split_lines,
+)
 
 MAX_LINE_CHARS = 2000
 
@@ -42,7 +48,7 @@ class ReadFileTool:
         text = read_text(ctx, path)
         if text is None:
             return failure(f"file not found: {path}")
-        lines = text.splitlines()
+        lines = split_lines(text)
         if not lines:
             return ToolOutcome("(empty file)")
         if offset > len(lines):

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from acpwire.agent.tools.args import ToolArgError, opt_int, opt_str, req_str
 from acpwire.agent.tools.base import ToolContext, ToolOutcome, success
-from acpwire.agent.tools.fileio import resolve_path
+from acpwire.agent.tools.fileio import resolve_path, split_lines
 
 SKIPPED_DIRS = frozenset(
     {
@@ -139,7 +139,7 @@ def _grep(root: str, regex: re.Pattern[str], file_glob: str | None, limit: int) 
         text = _read_searchable(path)
         if text is None:
             continue
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(split_lines(text), start=1):
             if regex.search(line):
                 if len(matches) == limit:
                     truncated = True
