@@ -15,7 +15,7 @@ import pytest
 
 from acpwire.agent.seam import TurnResult
 from acpwire.hermes.agent import HermesAgent
-from acpwire.server.options import stored_model
+from acpwire.server.options import agent_provider, stored_model
 from tests.agent.recording import RecordingHooks
 from tests.hermes.fake_aiagent import Compressor, ScriptedAIAgent
 
@@ -188,3 +188,10 @@ def test_stored_model_of_an_agent_without_a_choice_is_its_model() -> None:
         model = "m-1"
 
     assert stored_model(Plain()) == "m-1"
+    assert agent_provider(Plain(), "factory-provider") == "factory-provider"
+
+
+def test_a_hermes_session_names_its_own_provider(tmp_path: Path) -> None:
+    fake = ScriptedAIAgent(provider="openrouter")
+    agent = HermesAgent(fake, task_id="acp-1", cwd=str(tmp_path), home_provider="custom")
+    assert agent_provider(agent, "custom") == "openrouter"

@@ -61,7 +61,7 @@ class _Routes:
         self._lock = threading.Lock()
         self._owners: dict[str, dict[str, HermesTools]] = {}
 
-    def claim(self, name: str, task_id: str, sink: HermesTools, schema: dict[str, Any]) -> None:
+    def claim(self, name: str, task_id: str, sink: HermesTools, description: str) -> None:
         with self._lock:
             owners = self._owners.get(name)
             if owners is None:
@@ -74,7 +74,7 @@ class _Routes:
                 # registry's schema); each session's model sees its own schema.
                 shared = {
                     "name": name,
-                    "description": schema["description"],
+                    "description": description,
                     "parameters": {"type": "object", "properties": {}},
                 }
                 registry.register(
@@ -82,7 +82,7 @@ class _Routes:
                     toolset=TOOLSET,
                     schema=shared,
                     handler=self._handler(name),
-                    description=schema["description"],
+                    description=description,
                 )
                 owners = self._owners[name] = {}
             owners[task_id] = sink
@@ -142,7 +142,7 @@ class HermesTools:
                 "description": tool.description,
                 "parameters": dict(tool.parameters),
             }
-            _ROUTES.claim(name, self._task_id, self, schema)
+            _ROUTES.claim(name, self._task_id, self, tool.description)
             self._tools[name] = tool
             self._offer(name, {"type": "function", "function": schema})
         logger.debug("session %s: offered MCP tool %s to Hermes", self._task_id, name)

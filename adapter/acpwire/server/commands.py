@@ -94,8 +94,7 @@ async def handle(
             model = options.stored_model(agent)
             await backend.blocking(lambda: backend.manager.update(state, model=model))
             await runner.send_config(state)
-        # The session's provider where the agent has its own (Hermes), else the factory's.
-        provider = getattr(agent, "provider", None) or backend.factory.provider
+        provider = options.agent_provider(agent, backend.factory.provider)
         head = "Model switched to" if arg else "Current model"
         return f"{head}: {agent.model}\nProvider: {provider}"
     if name == "tools":

@@ -141,7 +141,9 @@ class BackendCore:
         Set-up waits for them only as long as the client waits for its answer (less a
         margin): a server still starting then (a first ``npx`` download...) goes on in the
         background, and the user hears when it is ready or failed."""
-        if servers and isinstance(state.agent, LazyAgent):
+        if not servers:
+            return
+        if isinstance(state.agent, LazyAgent):
             # Their tools join the real agent's registry: build it off the event loop.
             await self.blocking(state.agent.real)
         answered = anyio.Event()

@@ -144,10 +144,20 @@ def check_mode(mode_id: str) -> str:
     return mode_id
 
 
+def _own_property(agent: object, name: str) -> str | None:
+    """A property the agent's class itself defines (Hermes' ``provider``...), read without
+    building a lazily built agent just to ask it; None where there is none."""
+    if isinstance(getattr(type(agent), name, None), property):
+        return str(getattr(agent, name, ""))
+    return None
+
+
 def stored_model(agent: object) -> str:
     """The model a session stores: the agent's ``model_choice`` where it has one (Hermes:
-    ``provider:model`` after a move to another provider), else its model. Read from the
-    class, so a lazily built agent is not built just to answer this."""
-    if isinstance(getattr(type(agent), "model_choice", None), property):
-        return str(getattr(agent, "model_choice", ""))
-    return str(getattr(agent, "model", ""))
+    ``provider:model`` after a move to another provider), else its model."""
+    return _own_property(agent, "model_choice") or str(getattr(agent, "model", ""))
+
+
+def agent_provider(agent: object, fallback: str) -> str:
+    """The session's provider where the agent has its own (Hermes), else ``fallback``."""
+    return _own_property(agent, "provider") or fallback
