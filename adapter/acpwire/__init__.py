@@ -1,6 +1,135 @@
-"""acpwire: serve a synchronous, tool-using Python agent to editors over the Agent Client Protocol."""
+"""acpwire: serve a synchronous, tool-using Python agent to editors over the Agent Client Protocol.
+
+The public names are importable from here and load on first use (``import acpwire`` stays
+cheap; the backend's modules load only when a backend name is asked for):
+
+- serving your own agent in the full backend: :func:`serve`, :func:`run_stdio`,
+  :class:`BaseAgent`, :class:`BaseAgentFactory`, :class:`SessionContext` and the seam's
+  types (``acpwire.agent.seam``);
+- the typed ACP runtime (core install): :class:`AgentConnection`,
+  :class:`ClientConnection` (``acpwire.link``), the transports and
+  error helpers of ``acpwire.rpc``.
+
+A guide with runnable examples: docs/LIBRARY.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 """Kept equal to ``project.version`` in pyproject.toml (a test checks)."""
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from acpwire.agent.base import BaseAgent
+    from acpwire.agent.factory import AgentFactory, BaseAgentFactory, SessionContext
+    from acpwire.agent.seam import (
+        CommandProposal,
+        EditProposal,
+        Message,
+        PlanItem,
+        SyncAgent,
+        ToolEnd,
+        ToolStart,
+        TurnHooks,
+        TurnResult,
+        TurnUsage,
+    )
+    from acpwire.link import AgentConnection, ClientConnection
+    from acpwire.rpc import (
+        ConnectionClosedError,
+        RpcError,
+        auth_required,
+        internal_error,
+        invalid_params,
+        invalid_request,
+        memory_pair,
+        method_not_found,
+        resource_not_found,
+        stdio_streams,
+    )
+    from acpwire.server.choice import AgentSpecError
+    from acpwire.server.stdio import run_stdio, serve
+
+_WHERE: dict[str, str] = {
+    **dict.fromkeys(["BaseAgent"], "acpwire.agent.base"),
+    **dict.fromkeys(
+        ["AgentFactory", "BaseAgentFactory", "SessionContext"], "acpwire.agent.factory"
+    ),
+    **dict.fromkeys(
+        [
+            "CommandProposal",
+            "EditProposal",
+            "Message",
+            "PlanItem",
+            "SyncAgent",
+            "ToolEnd",
+            "ToolStart",
+            "TurnHooks",
+            "TurnResult",
+            "TurnUsage",
+        ],
+        "acpwire.agent.seam",
+    ),
+    **dict.fromkeys(["AgentConnection", "ClientConnection"], "acpwire.link"),
+    **dict.fromkeys(
+        [
+            "ConnectionClosedError",
+            "RpcError",
+            "auth_required",
+            "internal_error",
+            "invalid_params",
+            "invalid_request",
+            "memory_pair",
+            "method_not_found",
+            "resource_not_found",
+            "stdio_streams",
+        ],
+        "acpwire.rpc",
+    ),
+    "AgentSpecError": "acpwire.server.choice",
+    **dict.fromkeys(["run_stdio", "serve"], "acpwire.server.stdio"),
+}
+
+__all__ = [
+    "AgentConnection",
+    "AgentFactory",
+    "AgentSpecError",
+    "BaseAgent",
+    "BaseAgentFactory",
+    "ClientConnection",
+    "CommandProposal",
+    "ConnectionClosedError",
+    "EditProposal",
+    "Message",
+    "PlanItem",
+    "RpcError",
+    "SessionContext",
+    "SyncAgent",
+    "ToolEnd",
+    "ToolStart",
+    "TurnHooks",
+    "TurnResult",
+    "TurnUsage",
+    "__version__",
+    "auth_required",
+    "internal_error",
+    "invalid_params",
+    "invalid_request",
+    "memory_pair",
+    "method_not_found",
+    "resource_not_found",
+    "run_stdio",
+    "serve",
+    "stdio_streams",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'acpwire' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

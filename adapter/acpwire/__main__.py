@@ -2,8 +2,12 @@
 
 ``acpwire`` serves ACP on stdin/stdout (stdout carries protocol frames only; anything
 else written there, by the agent, a tool or a child process, lands on stderr).
-``--version``, ``--check`` (one-line self-test, exit code), ``--setup`` (interactive
-provider and model configuration; also offered to editors as a terminal auth method).
+``--agent SPEC`` (or ``ACPWIRE_AGENT``) picks the agent served: ``auto`` (default),
+``default``, ``hermes``, a name an installed package registers under the
+``acpwire.agents`` entry points, or ``module:callable`` (docs/LIBRARY.md); a spec that
+cannot be served is one line on stderr and exit code 2. ``--version``, ``--check``
+(one-line self-test, exit code), ``--setup`` (interactive provider and model
+configuration; also offered to editors as a terminal auth method).
 """
 
 from __future__ import annotations
@@ -14,25 +18,19 @@ import logging
 import sys
 
 from acpwire import __version__
-
-LOG_FORMAT = "%(asctime)s [%(levelname)s] %(name)s: %(message)s"
-
-
-def setup_logging(level: str) -> None:
-    root = logging.getLogger()
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(LOG_FORMAT, "%Y-%m-%d %H:%M:%S"))
-    root.addHandler(handler)
-    root.setLevel(getattr(logging, level.upper(), logging.INFO))
-    for noisy in ("httpx", "httpcore", "mcp"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+from acpwire._logs import setup_logging
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="acpwire", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument(
+        "--agent",
+        metavar="SPEC",
+        default=None,
+        help="the agent to serve: auto, default, hermes, a registered name or module:callable"
+        " (env ACPWIRE_AGENT)",
+    )
     parser.add_argument(
         "--check", action="store_true", help="self-test imports and configuration, then exit"
     )
@@ -72,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         from acpwire.selfcheck import run_check
 
-        ok, line = run_check(settings)
+        ok, line = run_check(settings, args.agent)
         print(line)
         return 0 if ok else 1
     if args.setup:
@@ -89,10 +87,17 @@ def main(argv: list[str] | None = None) -> int:
     gc.disable()
     import anyio
 
+    from acpwire.server.choice import AgentSpecError, choose_factory
     from acpwire.server.stdio import run_stdio
 
     try:
-        anyio.run(run_stdio, settings, not args.no_unstable)
+        factory = choose_factory(settings, args.agent)
+    except AgentSpecError as exc:
+        print(f"acpwire: {exc}", file=sys.stderr)
+        return 2
+    unstable = not args.no_unstable
+    try:
+        anyio.run(lambda: run_stdio(factory, settings=settings, unstable=unstable))
     except KeyboardInterrupt:
         logging.getLogger("acpwire").info("interrupted; shutting down")
     return 0

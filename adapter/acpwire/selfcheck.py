@@ -5,18 +5,19 @@ from __future__ import annotations
 from acpwire.config import Settings
 
 
-def run_check(settings: Settings) -> tuple[bool, str]:
-    """(ok, one line describing the result), for the agent the backend would serve."""
+def run_check(settings: Settings, agent: str | None = None) -> tuple[bool, str]:
+    """(ok, one line describing the result), for the agent the backend would serve
+    (``agent``: the ``--agent`` spec, else ``ACPWIRE_AGENT``)."""
     try:
         import acp_v1.dispatch  # noqa: F401
-        from acpwire.server.front import choose_factory
+        from acpwire.server.choice import AgentSpecError, choose_factory
     except Exception as exc:  # a broken install: say what is missing
         return False, f"acpwire check FAILED: import error: {exc}"
-    from acpwire.agents import DefaultAgentFactory
+    from acpwire.agent.default_factory import DefaultAgentFactory
 
     try:
-        factory = choose_factory(settings)
-    except ValueError as exc:
+        factory = choose_factory(settings, agent)
+    except AgentSpecError as exc:
         return False, f"acpwire check FAILED: {exc}"
     if not factory.configured():
         return False, f"acpwire check FAILED: {factory.problem}. {factory.setup_hint}"

@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from acp_v1 import models as m
+from acpwire.agent.default_factory import DefaultAgentFactory
 from acpwire.agent.seam import SyncAgent
-from acpwire.agents import DefaultAgentFactory
 from acpwire.server.app import Runtime
 from tests.backend.harness import STEP_S, connected, make_settings, workspace_of
 from tests.support.fake_llm import FakeLLM

@@ -15,16 +15,17 @@ from dataclasses import dataclass
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from acp_v1.peers import ClientPeer
+from acpwire.agent.factory import AgentFactory
 from acpwire.config import Settings
 from acpwire.mcp import McpServerHost
 from acpwire.probe import ConnectionProbe
 from acpwire.store import SessionStore, StoreError, open_session_store
 
 from .backend import AcpBackend
-from .front import Station, choose_factory, serve_connection
+from .choice import choose_factory
+from .front import Station, serve_connection
 from .manager import SessionManager
 from .mcp import McpHost
-from .turns import ModelFactory
 
 logger = logging.getLogger(__name__)
 
@@ -80,10 +81,10 @@ class Runtime:
 
     settings: Settings
     manager: SessionManager
-    factory: ModelFactory
+    factory: AgentFactory
 
     @classmethod
-    def create(cls, settings: Settings, factory: ModelFactory | None = None) -> Runtime:
+    def create(cls, settings: Settings, factory: AgentFactory | None = None) -> Runtime:
         store, problem = open_store(settings)
         factory = factory or choose_factory(settings)
         manager = SessionManager(store, factory, store_problem=problem)

@@ -16,6 +16,7 @@ import anyio
 from acp_v1 import models as m
 from acp_v1.peers import ClientPeer
 from acpwire.agent.config import ConfigError as AgentConfigError
+from acpwire.agent.factory import AgentFactory
 from acpwire.config import Settings
 from acpwire.endpoint import after_answer
 from acpwire.paths import require_absolute_cwd
@@ -31,7 +32,7 @@ from .manager import SessionManager
 from .mcp import McpHost
 from .notify import Notifier
 from .state import SessionState
-from .turns import ModelFactory, TurnRunner
+from .turns import TurnRunner
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -50,7 +51,7 @@ class BackendCore:
         client: ClientPeer,
         *,
         manager: SessionManager,
-        factory: ModelFactory,
+        factory: AgentFactory,
         settings: Settings,
         mcp: McpHost,
         unstable: bool = True,

@@ -13,8 +13,7 @@ for it. Nothing is answered before it can be answered in full.
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,10 +22,8 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, TaskStatus
 
 from acp_v1 import models as m
 from acp_v1.peers import ClientPeer
-from acpwire.agents import DefaultAgentFactory
-from acpwire.config import Settings
+from acpwire.agent.factory import AgentFactory
 from acpwire.endpoint import after_answer
-from acpwire.hermes.modules import available as hermes_available
 from acpwire.link import AgentConnection
 from acpwire.probe import ConnectionProbe
 
@@ -36,7 +33,6 @@ if TYPE_CHECKING:
     from .app import Runtime
     from .backend import AcpBackend
     from .mcp import McpHost
-    from .turns import ModelFactory
 
 logger = logging.getLogger(__name__)
 
@@ -44,24 +40,11 @@ logger = logging.getLogger(__name__)
 DEFAULT_MCP_TRANSPORTS = {"http": True, "sse": True}
 
 
-def choose_factory(settings: Settings, env: Mapping[str, str] | None = None) -> ModelFactory:
-    """``ACPWIRE_AGENT`` = ``hermes``, ``default`` or ``auto`` (Hermes when it is installed)."""
-    choice = (env if env is not None else os.environ).get("ACPWIRE_AGENT", "auto").strip().lower()
-    if choice not in ("auto", "hermes", "default"):
-        raise ValueError(f"ACPWIRE_AGENT must be auto, hermes or default, got {choice!r}")
-    if choice == "hermes" or (choice == "auto" and hermes_available()):
-        from acpwire.hermes.factory import HermesAgentFactory
-
-        logger.info("serving the Hermes agent")
-        return HermesAgentFactory()
-    return DefaultAgentFactory(settings.file_values)
-
-
 @dataclass(slots=True)
 class Station:
     """What one connection is served with: the runtime (made on first use) and options."""
 
-    factory: ModelFactory
+    factory: AgentFactory
     runtime: Callable[[], Runtime]
     """The process's runtime; called when the backend is built (it opens the database)."""
     unstable: bool = True

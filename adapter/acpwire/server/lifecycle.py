@@ -22,7 +22,7 @@ from acpwire.probe import ConnectionProbe, negotiate as probe_negotiate
 from acpwire.rpc import auth_required, invalid_params
 
 if TYPE_CHECKING:
-    from .turns import ModelFactory
+    from acpwire.agent.factory import AgentFactory
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ def auth_methods(*, terminal_auth: bool, provider: str | None) -> list[m.AuthMet
 
 async def answer_initialize(
     params: m.InitializeRequest,
-    factory: ModelFactory,
+    factory: AgentFactory,
     *,
     unstable: bool,
     mcp_http: bool,

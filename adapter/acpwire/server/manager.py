@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from typing import Protocol
 
+from acpwire.agent.factory import AgentFactory
 from acpwire.agent.seam import Message, SyncAgent
 from acpwire.store import UNSET, SessionRecord, SessionStore, Unset
 
@@ -20,21 +20,6 @@ from .lazy import LazyAgent
 from .state import DEFAULT_MODE, SessionState
 
 logger = logging.getLogger(__name__)
-
-
-class AgentFactory(Protocol):
-    """Builds the agent behind a session (the embedded default agent, Hermes, a test agent)."""
-
-    def create(
-        self, session_id: str, cwd: str, model: str | None, internal_id: str | None = None
-    ) -> SyncAgent:
-        """``internal_id``: resume that internal session id (a restored session)."""
-        ...
-
-    def planned_model(self, model: str | None) -> str | None:
-        """The model a new session's agent will use, known without building it; None
-        when only building the agent tells (the session then builds it at once)."""
-        ...
 
 
 class SessionManager:

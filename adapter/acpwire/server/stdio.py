@@ -1,20 +1,37 @@
-"""Run the backend on the process's stdin/stdout (what an editor launches)."""
+"""Run the backend on the process's stdin/stdout (what an editor launches).
+
+:func:`run_stdio` serves one agent (a factory, a function of the session context, or a
+spec such as ``"mypkg.agent:factory"``) with everything the built-in backend does,
+staged start-up included; :func:`serve` is the same in one blocking call, with the
+config home's settings and logging set up as ``acpwire`` does.
+"""
 
 from __future__ import annotations
 
 import gc
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeAlias
 
 import anyio
 
+from acpwire.agent.factory import AgentFactory, SessionContext
+from acpwire.agent.seam import SyncAgent
 from acpwire.config import Settings
 from acpwire.rpc import stdio_streams
 
-from .front import Station, choose_factory, serve_connection
+from .choice import as_factory, choose_factory, load_factory
+from .front import Station, serve_connection
 
 if TYPE_CHECKING:
     from .app import Runtime
+
+__all__ = ["AgentSource", "resolve_agent", "run_stdio", "serve", "settle_gc"]
+
+AgentSource: TypeAlias = AgentFactory | Callable[[SessionContext], SyncAgent] | str | None
+"""What the backend can serve: a factory, a function (or agent class) called with each
+session's context, an agent spec (``"module:callable"``, a registered name) or None (the
+``ACPWIRE_AGENT`` choice, ``auto`` by default)."""
 
 logger = logging.getLogger(__name__)
 
@@ -30,10 +47,27 @@ def settle_gc() -> None:
         gc.enable()
 
 
-async def run_stdio(settings: Settings, unstable: bool = True) -> None:
-    """Serve the editor on stdin/stdout. The session database is opened, and the
-    collector resumes (:func:`settle_gc`), once the backend is built."""
-    factory = choose_factory(settings)
+def resolve_agent(agent: AgentSource, settings: Settings) -> AgentFactory:
+    """The factory of ``agent``; raises :class:`~acpwire.server.choice.AgentSpecError`."""
+    if agent is None:
+        return choose_factory(settings)
+    if isinstance(agent, str):
+        return load_factory(agent, settings)
+    return as_factory(agent, settings)
+
+
+async def run_stdio(
+    agent: AgentSource = None, *, settings: Settings | None = None, unstable: bool = True
+) -> None:
+    """Serve ``agent`` to the editor on stdin/stdout until it closes stdin. ``settings``:
+    the config home's (:func:`acpwire.config.load_settings`) by default. The session
+    database is opened, and the collector resumes (:func:`settle_gc`), once the backend
+    is built."""
+    if settings is None:
+        from acpwire.config import load_settings
+
+        settings = load_settings()
+    factory = resolve_agent(agent, settings)
     made: list[Runtime] = []
 
     def runtime() -> Runtime:
@@ -60,4 +94,28 @@ async def run_stdio(settings: Settings, unstable: bool = True) -> None:
     finally:
         for opened in made:
             opened.close()
+        gc.enable()
+
+
+def serve(
+    agent: AgentSource = None, *, unstable: bool = True, log_level: str | None = None
+) -> None:
+    """Serve ``agent`` on stdio in one blocking call: what ``acpwire --agent`` does.
+
+    Reads the config home (``ACPWIRE_HOME``), logs to stderr, and returns when the
+    editor closes stdin. A spec that cannot be served raises
+    :class:`~acpwire.server.choice.AgentSpecError` before anything is read from stdin.
+    """
+    from acpwire._logs import setup_logging
+    from acpwire.config import load_settings
+
+    settings = load_settings()
+    setup_logging(log_level or settings.log_level)
+    factory = resolve_agent(agent, settings)
+    gc.disable()  # resumed once the backend is built (settle_gc)
+    try:
+        anyio.run(lambda: run_stdio(factory, settings=settings, unstable=unstable))
+    except KeyboardInterrupt:
+        logger.info("interrupted; shutting down")
+    finally:
         gc.enable()

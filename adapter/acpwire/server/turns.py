@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -32,7 +32,6 @@ from acpwire.attachments import PromptContent, prompt_to_model_content
 
 from . import commands, options
 from .bridge import TurnBridge
-from .manager import AgentFactory
 from .services import SessionServices
 from .state import QueuedPrompt, SessionState
 from .worker import CANCEL_GRACE_S, WorkerGate, run_agent_turn
@@ -70,35 +69,6 @@ async def _last_worker_gone(state: SessionState, epoch: int | None) -> bool:
 
 
 STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
-
-
-class ModelFactory(AgentFactory, Protocol):
-    """An agent factory that also knows the provider and its models."""
-
-    @property
-    def problem(self) -> str | None: ...
-    @property
-    def name(self) -> str:
-        """What agent it builds, for humans (logs, ``--check``)."""
-        ...
-
-    @property
-    def setup_hint(self) -> str:
-        """How the user configures this agent's model (shown with "authentication required")."""
-        ...
-
-    @property
-    def provider(self) -> str: ...
-    def configured(self) -> bool: ...
-    def available_models(self) -> list[str]:
-        """The models the endpoint lists (asks it once; may block for the timeout)."""
-        ...
-
-    def cached_models(self) -> list[str] | None:
-        """:meth:`available_models` if already known, else None (never blocks)."""
-        ...
-
-    def reset(self) -> None: ...
 
 
 class TurnRunner:

@@ -1,9 +1,10 @@
-"""The factory of the embedded default agent (``acpwire.hermes`` has Hermes' one;
-``acpwire.server.app.choose_factory`` picks between them).
+"""The factory of the embedded default agent: the built-in ``default`` registration
+(``acpwire.hermes.factory`` has Hermes' one; ``acpwire.server.choice`` picks).
 
-A factory builds one agent per session. It also answers whether a model provider is
-configured at all (so ``session/new`` can answer "authentication required" instead of
-failing later) and which models the endpoint offers (for the model picker).
+It implements the full :class:`~acpwire.agent.factory.AgentFactory`: one agent per
+session, whether a model provider is configured at all (so ``session/new`` can answer
+"authentication required" instead of failing later) and which models the endpoint
+offers (for the model picker).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from acpwire.agent.config import (
 
 if TYPE_CHECKING:
     from acpwire.agent.seam import SyncAgent
+    from acpwire.config import Settings
+
+__all__ = ["DefaultAgentFactory"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +48,11 @@ class DefaultAgentFactory:
         self._config: AgentConfig | None = None
         self._problem: str | None = None
         self._models = ModelList()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DefaultAgentFactory:
+        """The factory of the config home's ``[model]`` table (``--agent default``)."""
+        return cls(settings.file_values)
 
     def _resolve(self) -> AgentConfig | None:
         with self._lock:
