@@ -105,6 +105,7 @@ class EditorClient(TerminalHost, Client):
 
     async def fs_write_text_file(self, params: m.WriteTextFileRequest) -> m.WriteTextFileResponse:
         self.writes.append((params.path, params.content))
+        Path(params.path).parent.mkdir(parents=True, exist_ok=True)  # as editors do
         Path(params.path).write_text(params.content)
         return m.WriteTextFileResponse()
 
@@ -277,8 +278,10 @@ async def rig(
     workers: int = 32,
     hold_models: bool = False,
     client_name: str = "test-editor",
+    editor: type[EditorClient] = EditorClient,
 ) -> AsyncIterator[Rig]:
-    """A FakeLLM, a Runtime with its home in ``tmp_path/home`` and a connected editor.
+    """A FakeLLM, a Runtime with its home in ``tmp_path/home`` and a connected editor
+    (``editor``: a subclass answering differently).
 
     ``hold_models``: the model list is not served until ``rig.llm.models_open`` is set."""
     with FakeLLM(script, rules=rules, models=models) as llm:
@@ -294,7 +297,7 @@ async def rig(
         runtime = Runtime.create(settings)
         try:
             async with connected(
-                runtime, caps=caps, unstable=unstable, client_name=client_name
+                runtime, caps=caps, unstable=unstable, client_name=client_name, editor=editor
             ) as connection:
                 if not hold_models:
                     await models_listed(runtime)

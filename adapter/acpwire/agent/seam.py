@@ -93,6 +93,16 @@ class CommandProposal:
     and none is recorded (a remembered denial still denies)."""
 
 
+class EditorRefused(Exception):
+    """The editor answered a read, a write or a terminal with an error: its answer is final.
+
+    Raised by :meth:`TurnHooks.read_text_file`, :meth:`TurnHooks.write_text_file` and
+    :meth:`TurnHooks.run_command`; the tool call fails with this message and nothing is
+    done locally instead. (A client that does not offer the method at all gets None/False
+    from the hook, and the agent uses the disk or a local process.)
+    """
+
+
 @dataclass(slots=True)
 class TurnUsage:
     """Token counts of one turn (not session totals)."""
@@ -144,18 +154,21 @@ class TurnHooks(Protocol):
         ...
 
     def read_text_file(self, path: str) -> str | None:
-        """Read through the editor when it offers that (unsaved buffers); None = use disk."""
+        """Read through the editor when it offers that (unsaved buffers); None = use disk.
+        Raises :class:`EditorRefused` when the editor answered with an error."""
         ...
 
     def write_text_file(self, path: str, content: str) -> bool:
-        """Write through the editor when it offers that; False = write to disk yourself."""
+        """Write through the editor when it offers that; False = write to disk yourself.
+        Raises :class:`EditorRefused` when the editor answered with an error."""
         ...
 
     def run_command(
         self, call_id: str, command: str, cwd: str, timeout: float
     ) -> tuple[int, str] | None:
         """Run a shell command in an editor terminal when it offers one (the tool call then
-        shows the live terminal): ``(exit code, output)``; None = run it locally."""
+        shows the live terminal): ``(exit code, output)``; None = run it locally. Raises
+        :class:`EditorRefused` when the editor refused to create the terminal."""
         ...
 
 

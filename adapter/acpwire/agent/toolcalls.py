@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from acpwire.agent.seam import Message, ToolEnd, ToolStart
+from acpwire.agent.seam import EditorRefused, Message, ToolEnd, ToolStart
 from acpwire.agent.stream import ToolCall
 from acpwire.agent.tools import (
     ToolArgError,
@@ -146,6 +146,8 @@ def _execute(
         outcome: ToolOutcome = tool.run(args, ctx)
     except ToolArgError as exc:
         return failure(str(exc))
+    except EditorRefused as exc:  # final: the tool did nothing locally instead
+        return failure(str(exc), refused_by_editor=True)
     except Exception as exc:
         log.exception("tool %s failed", call.name)
         return failure(f"Error executing tool '{call.name}': {type(exc).__name__}: {exc}")

@@ -32,6 +32,7 @@ import anyio
 from acpwire.agent.seam import (
     ApprovalAnswer,
     CommandProposal,
+    EditorRefused,
     EditProposal,
     PlanItem,
     ToolEnd,
@@ -40,6 +41,8 @@ from acpwire.agent.seam import (
 from acpwire.approval.messages import refusal_message
 from acpwire.fastpath import ChunkKind
 from acpwire.render import end_update, plan_update, start_update, text_content
+
+from .editor_errors import no_answer
 
 logger = logging.getLogger(__name__)
 
@@ -57,12 +60,12 @@ class TurnServices(Protocol):
     async def approve_command(
         self, call_id: str | None, proposal: CommandProposal
     ) -> tuple[ApprovalAnswer, str | None]: ...
-    async def read_file(self, path: str) -> str | None: ...
-    async def write_file(self, path: str, content: str) -> bool: ...
+    async def read_file(self, path: str) -> str | EditorRefused | None: ...
+    async def write_file(self, path: str, content: str) -> bool | EditorRefused: ...
     async def rotated(self, new_id: str, reason: str) -> None: ...
     async def run_command(
         self, call_id: str, command: str, cwd: str, timeout: float
-    ) -> tuple[int, str] | None: ...
+    ) -> tuple[int, str] | EditorRefused | None: ...
 
 
 @dataclass(slots=True)
@@ -203,21 +206,33 @@ class TurnBridge:
             self._notes[call_id] = note
         return bool(approved)
 
+    # An editor that offers fs or terminals and does not answer (timeout, turn over) has
+    # not said yes: these fail (EditorRefused) rather than fall back to the disk.
+
     def read_text_file(self, path: str) -> str | None:
-        result = self._ask(lambda: self._services.read_file(path), None)
+        result = self._ask(lambda: self._services.read_file(path), no_answer(f"read {path}"))
+        if isinstance(result, EditorRefused):
+            raise result
         return result if isinstance(result, str) else None
 
     def write_text_file(self, path: str, content: str) -> bool:
-        return bool(self._ask(lambda: self._services.write_file(path, content), False))
+        result = self._ask(
+            lambda: self._services.write_file(path, content), no_answer(f"write {path}")
+        )
+        if isinstance(result, EditorRefused):
+            raise result
+        return result is True
 
     def run_command(
         self, call_id: str, command: str, cwd: str, timeout: float
     ) -> tuple[int, str] | None:
         result = self._ask(
             lambda: self._services.run_command(call_id, command, cwd, timeout),
-            None,
+            no_answer(f"run `{command}`"),
             timeout=timeout + 30,
         )
+        if isinstance(result, EditorRefused):
+            raise result
         return result if isinstance(result, tuple) else None
 
     # -- loop side -------------------------------------------------------------------

@@ -5,7 +5,8 @@ command, a configurable timeout, and the capability probe's idea of which option
 the client understands. Nothing is ever approved by default: a timeout, a cancelled
 outcome, an option that was not offered or a failure to reach the client all refuse,
 each with its own message for the model. File reads and writes go through the editor
-when it advertises ``fs`` (so unsaved buffers are seen), else the agent uses the disk.
+when it advertises ``fs`` (so unsaved buffers are seen), else the agent uses the disk; an
+error answer of the editor is final (``editor_errors``), never a reason to use the disk.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from acp_v1 import models as m
-from acpwire.agent.seam import ApprovalAnswer, CommandProposal, EditProposal
+from acpwire.agent.seam import ApprovalAnswer, CommandProposal, EditorRefused, EditProposal
 from acpwire.approval.memory import ApprovalMemory
 from acpwire.approval.messages import refusal_message, remembered_deny_message
 from acpwire.approval.permissions import (
@@ -35,6 +36,7 @@ from acpwire.fastpath import ChunkKind
 from acpwire.provenance import provenance_meta
 from acpwire.render import diff_content, text_content
 
+from .editor_errors import editor_refusal, is_not_offered
 from .state import SessionState
 from .terminals import run_in_client_terminal
 
@@ -173,7 +175,9 @@ class SessionServices:
         timeout = self.backend.settings.approval_timeout_s
         return "deny", refusal_message(decision, subject="command", timeout_s=timeout)
 
-    async def read_file(self, path: str) -> str | None:
+    async def read_file(self, path: str) -> str | EditorRefused | None:
+        """The editor's text of ``path`` when it offers ``fs.readTextFile``; None = use the
+        disk (not offered, or no such file); a refusal is final (nothing read locally)."""
         probe = self.backend.probe
         if probe is None or not probe.can_read_files:
             return None
@@ -181,9 +185,15 @@ class SessionServices:
             response = await self.backend.client.fs_read_text_file(
                 m.ReadTextFileRequest(session_id=self.state.id, path=path)
             )
-        except Exception as exc:  # outside the project, unknown file...: use the disk
-            logger.debug("editor could not read %s (%s); reading the disk", path, exc)
-            return None
+        except Exception as exc:
+            if is_not_offered(exc):
+                logger.info("editor does not implement fs/read_text_file; reading the disk")
+                return None
+            if not await anyio.to_thread.run_sync(os.path.lexists, path):
+                logger.debug("editor could not read %s (%s); no such file", path, exc)
+                return None  # nothing to read anywhere: the tool says "not found"
+            logger.info("editor refused to read %s (%s): the read fails", path, exc)
+            return editor_refusal(f"read {path}", exc)
         if not response.content and probe.empty_read_may_mean_missing:
             # CodeCompanion answers "" for a file that does not exist: the disk decides.
             exists = await anyio.to_thread.run_sync(os.path.exists, path)
@@ -192,7 +202,9 @@ class SessionServices:
                 return None
         return response.content
 
-    async def write_file(self, path: str, content: str) -> bool:
+    async def write_file(self, path: str, content: str) -> bool | EditorRefused:
+        """True once the editor wrote ``path``; False = write the disk (``fs.writeTextFile``
+        not offered); a refusal is final (nothing written locally)."""
         probe = self.backend.probe
         if probe is None or not probe.can_write_files:
             return False
@@ -201,14 +213,18 @@ class SessionServices:
                 m.WriteTextFileRequest(session_id=self.state.id, path=path, content=content)
             )
         except Exception as exc:
-            logger.info("editor could not write %s (%s); writing the disk", path, exc)
-            return False
+            if is_not_offered(exc):
+                logger.info("editor does not implement fs/write_text_file; writing the disk")
+                return False
+            logger.info("editor refused to write %s (%s): the edit fails", path, exc)
+            return editor_refusal(f"write {path}", exc)
         return True
 
     async def run_command(
         self, call_id: str, command: str, cwd: str, timeout: float
-    ) -> tuple[int, str] | None:
-        """Run in an editor terminal (when advertised); the tool call embeds it live."""
+    ) -> tuple[int, str] | EditorRefused | None:
+        """Run in an editor terminal (when advertised); the tool call embeds it live.
+        None = run locally (not offered); a refusal of ``terminal/create`` is final."""
         probe = self.backend.probe
         if probe is None or not probe.can_use_terminal:
             return None

@@ -2,8 +2,9 @@
 
 Used only when the client advertises ``terminal``. The command runs through ``bash -c`` in
 the session cwd; the tool call shows the live terminal; a turn cancel or the tool timeout
-kills it; the terminal is always released. Any failure of the client falls back to the
-agent's local runner (None), so a command is never lost.
+kills it; the terminal is always released. A client that does not implement
+``terminal/create`` (``-32601``) falls back to the agent's local runner (None); any other
+error answer is the editor's refusal and final: the command is not run locally.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from typing import TYPE_CHECKING
 import anyio
 
 from acp_v1 import models as m
+from acpwire.agent.seam import EditorRefused
 from acpwire.render import terminal_content
+
+from .editor_errors import editor_refusal, is_not_offered
 
 if TYPE_CHECKING:
     from .services import SessionServices
@@ -27,7 +31,7 @@ POLL_S = 0.2
 
 async def run_in_client_terminal(
     services: SessionServices, call_id: str, command: str, cwd: str, timeout: float
-) -> tuple[int, str] | None:
+) -> tuple[int, str] | EditorRefused | None:
     client = services.backend.client
     sid = services.state.id
     try:
@@ -41,8 +45,11 @@ async def run_in_client_terminal(
             )
         )
     except Exception as exc:
-        logger.info("editor terminal unavailable (%s); running locally", exc)
-        return None
+        if is_not_offered(exc):
+            logger.info("editor does not implement terminal/create; running locally")
+            return None
+        logger.info("editor refused the terminal (%s): the command fails", exc)
+        return editor_refusal(f"run `{command}`", exc)
     terminal_id = created.terminal_id
     note = ""
     try:

@@ -2,7 +2,8 @@
 
 Relative paths resolve against the turn's cwd, never the process cwd. Reads ask the
 editor first (it may hold unsaved buffers) and writes go through the editor when it
-offers that. Every change is proposed to the user, all files of one call at once, and
+offers that; an editor's refusal (``EditorRefused``) is final, never retried on the disk.
+Every change is proposed to the user, all files of one call at once, and
 nothing is written unless the user approves.
 """
 
@@ -12,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from acpwire.agent.seam import EditProposal
+from acpwire.agent.seam import EditorRefused, EditProposal
 from acpwire.agent.tools.args import ToolArgError
 from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure
 
@@ -99,6 +100,8 @@ def commit_changes(ctx: ToolContext, changes: list[FileChange]) -> ToolOutcome |
     for change in changes:
         try:
             _apply(ctx, change)
+        except EditorRefused as exc:
+            return failure(str(exc), refused_by_editor=True, already_written=done)
         except OSError as exc:
             return failure(
                 f"could not write {change.path}: {exc.strerror or exc}", already_written=done
