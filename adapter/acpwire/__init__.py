@@ -7,7 +7,7 @@ cheap; the backend's modules load only when a backend name is asked for):
   :class:`BaseAgent`, :class:`BaseAgentFactory`, :class:`SessionContext` and the seam's
   types (``acpwire.agent.seam``);
 - the typed ACP runtime (core install): :class:`AgentConnection`,
-  :class:`ClientConnection` (``acpwire.link``), the transports and
+  :class:`ClientConnection`, :func:`spawn_agent` (``acpwire.link``), the transports and
   error helpers of ``acpwire.rpc``.
 
 A guide with runnable examples: docs/LIBRARY.md.
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         TurnResult,
         TurnUsage,
     )
-    from acpwire.link import AgentConnection, ClientConnection
+    from acpwire.link import AgentConnection, ClientConnection, SpawnedAgent, spawn_agent
     from acpwire.rpc import (
         ConnectionClosedError,
         RpcError,
@@ -72,7 +72,9 @@ _WHERE: dict[str, str] = {
         ],
         "acpwire.agent.seam",
     ),
-    **dict.fromkeys(["AgentConnection", "ClientConnection"], "acpwire.link"),
+    **dict.fromkeys(
+        ["AgentConnection", "ClientConnection", "SpawnedAgent", "spawn_agent"], "acpwire.link"
+    ),
     **dict.fromkeys(
         [
             "ConnectionClosedError",
@@ -106,6 +108,7 @@ __all__ = [
     "PlanItem",
     "RpcError",
     "SessionContext",
+    "SpawnedAgent",
     "SyncAgent",
     "ToolEnd",
     "ToolStart",
@@ -122,6 +125,7 @@ __all__ = [
     "resource_not_found",
     "run_stdio",
     "serve",
+    "spawn_agent",
     "stdio_streams",
 ]
 

@@ -4,19 +4,30 @@
 a typed :class:`acp_v1.peers.ClientPeer` to call the client (``session/update``,
 ``fs/*``, ``terminal/*``, ``session/request_permission``). ``ClientConnection`` is the
 mirror image for a client driving an agent. Both run until the stream ends.
+:func:`spawn_agent` starts an agent command and hands back a served client connection to
+it, its stderr in a logger, the process ended and reaped when the block is left.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+import os
+import subprocess
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Generic, TypeVar
 
-from anyio.abc import ByteReceiveStream, ByteSendStream
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from acp_v1.peers import AgentPeer, ClientPeer
 
+from ._process import log_stderr, reap
 from .endpoint import AcpEndpoint, ExtensionHandler, Role
 from .rpc import DEFAULT_MAX_LINE_BYTES, Connection
+
+__all__ = ["AGENT_STDERR", "AgentConnection", "ClientConnection", "SpawnedAgent", "spawn_agent"]
 
 H = TypeVar("H")
 P = TypeVar("P", AgentPeer, ClientPeer)
@@ -69,3 +80,82 @@ class ClientConnection(_Link[H, AgentPeer]):
 
     role: Role = "client"
     peer_type = AgentPeer
+
+
+class SpawnedAgent(ClientConnection[H]):
+    """A client connection to an agent process (what :func:`spawn_agent` yields)."""
+
+    process: Process
+    """The agent's process (``pid``; ``returncode`` once the block has ended)."""
+
+
+AGENT_STDERR = logging.getLogger("acpwire.agent_stderr")
+"""Where :func:`spawn_agent` logs the child's stderr by default (INFO, one record a line)."""
+
+
+@asynccontextmanager
+async def spawn_agent(
+    make_handler: Callable[[AgentPeer], H],
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    stderr_logger: logging.Logger | None = None,
+    unstable: bool = False,
+    extensions: ExtensionHandler | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    grace_s: float = 2.0,
+) -> AsyncIterator[SpawnedAgent[H]]:
+    """Run the agent ``command`` (argv) and serve a client connection to it in the block.
+
+    ``make_handler`` builds the client handler from the agent's typed peer, as for
+    :class:`ClientConnection`. ``env`` replaces the environment (None: inherit). The
+    child's stderr is read throughout and logged line by line on ``stderr_logger``
+    (default :data:`AGENT_STDERR`), so a chatty agent never blocks on a full pipe. When
+    the block ends, normally or by an error, the child's stdin is closed, then it gets
+    ``grace_s`` to exit, is terminated, and after another ``grace_s`` killed; it is always
+    reaped. An agent that exits early fails the pending requests with
+    :class:`~acpwire.rpc.ConnectionClosedError`. An error raised in the block comes out
+    as itself, not wrapped in an exception group.
+    """
+    if isinstance(command, str):
+        raise TypeError("command is an argv sequence, e.g. ['acpwire'] or shlex.split(line)")
+    argv = [os.fspath(part) for part in command]
+    process = await anyio.open_process(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=None if env is None else dict(env),
+        cwd=cwd,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    assert process.stderr is not None
+    link = SpawnedAgent(
+        make_handler,
+        process.stdout,
+        process.stdin,
+        unstable=unstable,
+        extensions=extensions,
+        max_line_bytes=max_line_bytes,
+    )
+    link.process = process
+    label = f"{Path(argv[0]).name}[{process.pid}]"
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(log_stderr, process.stderr, stderr_logger or AGENT_STDERR, label)
+            tg.start_soon(link.serve)
+            try:
+                yield link
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await link.close()
+                    await reap(process, grace_s)
+                tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from group.exceptions[0].__cause__
+        raise
+    finally:
+        with anyio.CancelScope(shield=True):
+            await reap(process, grace_s)  # the task group failed before the block ended
