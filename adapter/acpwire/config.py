@@ -46,6 +46,10 @@ class Settings:
     """How long session set-up waits for MCP servers before answering (the rest join
     later); None: as long as the client waits for the answer, less a margin."""
     env_loaded: bool = False
+    env_passthrough: tuple[str, ...] = ()
+    """Variables shell commands keep although their names look like secrets."""
+    secret_names: tuple[str, ...] = ()
+    """The variables the config home's ``.env`` defines: never passed to commands."""
 
     @property
     def config_file(self) -> Path:
@@ -81,10 +85,12 @@ def load_settings(env: Mapping[str, str] | None = None, *, load_env_file: bool =
     home = config_home(env)
     env_file = home / ENV_NAME
     loaded = False
+    secret_names: tuple[str, ...] = ()
     if load_env_file and env_file.exists():
-        from dotenv import load_dotenv  # only when there is a file: it costs start-up time
+        from dotenv import dotenv_values, load_dotenv  # only with a file: costs start-up time
 
         loaded = load_dotenv(env_file, override=False)
+        secret_names = tuple(dotenv_values(env_file))
         logger.info("loaded environment from %s", env_file)
     environ = os.environ if env is None else env
     path = home / CONFIG_NAME
@@ -96,6 +102,9 @@ def load_settings(env: Mapping[str, str] | None = None, *, load_env_file: bool =
     sensitive = backend.get("sensitive_paths", [])
     if not isinstance(sensitive, list) or not all(isinstance(p, str) for p in sensitive):
         raise ConfigError(f"{path}: backend.sensitive_paths must be a list of strings")
+    passthrough = backend.get("env_passthrough", [])
+    if not isinstance(passthrough, list) or not all(isinstance(p, str) for p in passthrough):
+        raise ConfigError(f"{path}: backend.env_passthrough must be a list of strings")
     timeout = float(environ.get("ACPWIRE_APPROVAL_TIMEOUT", 0) or 0) or _number(
         backend, "approval_timeout_s", 60.0, path=path
     )
@@ -111,6 +120,8 @@ def load_settings(env: Mapping[str, str] | None = None, *, load_env_file: bool =
         sensitive_paths=tuple(sensitive),
         log_level=str(environ.get("ACPWIRE_LOG_LEVEL") or backend.get("log_level", "INFO")).upper(),
         env_loaded=bool(loaded),
+        env_passthrough=tuple(passthrough),
+        secret_names=secret_names,
     )
 
 

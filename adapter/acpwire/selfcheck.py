@@ -26,7 +26,10 @@ def run_check(settings: Settings, agent: str | None = None) -> tuple[bool, str]:
         if problem is not None:
             return False, f"acpwire check FAILED: {problem}"
     models = factory.available_models()
+    from acpwire.sandbox import sandbox_status
+
     return True, (
         f"acpwire check OK: {factory.name}, provider {factory.provider}, "
-        f"{len(models)} model(s) listed, config home {settings.home}"
+        f"{len(models)} model(s) listed, config home {settings.home}; "
+        f"{sandbox_status().hint}"
     )

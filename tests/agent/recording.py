@@ -10,6 +10,7 @@ from acpwire.agent.cancel import CancelToken
 from acpwire.agent.default import DefaultAgent
 from acpwire.agent.seam import (
     ApprovalAnswer,
+    CommandPlan,
     CommandProposal,
     EditProposal,
     Message,
@@ -19,6 +20,7 @@ from acpwire.agent.seam import (
     TurnResult,
 )
 from acpwire.agent.tools import LocalRunner, SessionState, ToolContext
+from acpwire.agent.tools.terminal import unsandboxed_plan
 
 
 class RecordingHooks:
@@ -92,8 +94,13 @@ class RecordingHooks:
     def read_text_file(self, path: str) -> str | None:
         return self.editor_buffers.get(path)
 
+    def plan_command(
+        self, command: str, cwd: str, *, sandbox: str = "sandbox", justification: str = ""
+    ) -> CommandPlan:
+        return unsandboxed_plan(command)
+
     def run_command(
-        self, call_id: str, command: str, cwd: str, timeout: float
+        self, call_id: str, command: str, cwd: str, timeout: float, plan: CommandPlan
     ) -> tuple[int, str] | None:
         return None  # the agent's own local runner
 

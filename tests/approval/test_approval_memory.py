@@ -12,14 +12,13 @@ from acpwire.store import SessionStore
 WS = "/work/proj"
 
 
-def test_command_key_normalises_only_what_the_shell_ignores() -> None:
-    assert command_key("  rm   -rf\t./build  ") == "rm -rf ./build"
-    assert command_key('echo "a  b"') == 'echo "a  b"'
-    assert command_key('echo "a  b"') != command_key('echo "a b"')
-    assert command_key("echo 'x   y'   z") == "echo 'x   y' z"
-    assert command_key("echo a\\  b") == "echo a\\  b"
-    assert command_key("a\nb") != command_key("a b")
-    assert command_key("git push\r\n") == "git push"
+def test_command_key_is_the_exact_command() -> None:
+    """A here-document indented differently is another command (its whitespace is data)."""
+    heredoc = "cat > run.sh <<EOF\n  rm -rf build\nEOF"
+    assert command_key(heredoc) == heredoc
+    assert command_key(heredoc) != command_key(heredoc.replace("  rm", " rm"))
+    assert command_key("rm   -rf ./build") != command_key("rm -rf ./build")
+    assert command_key("git push\r\n") == "git push\r\n"
     with pytest.raises(ValueError, match="must not be empty"):
         command_key(" \t ")
 
@@ -27,8 +26,9 @@ def test_command_key_normalises_only_what_the_shell_ignores() -> None:
 def test_session_grants_are_per_session() -> None:
     first, second = ApprovalMemory(), ApprovalMemory()
     assert first.check_command(WS, "rm -rf build") is None
-    assert first.record(WS, "rm  -rf build", "session") == "session"
-    assert first.check_command(WS, "rm -rf   build") == "allow"
+    assert first.record(WS, "rm -rf build", "session") == "session"
+    assert first.check_command(WS, "rm -rf build") == "allow"
+    assert first.check_command(WS, "rm -rf   build") is None
     assert second.check_command(WS, "rm -rf build") is None
     assert first.check_command(WS, "rm -rf /") is None
     first.record_edit("session")
@@ -56,7 +56,7 @@ def test_persistent_decisions_survive_a_reopen(tmp_path: Path) -> None:
     with SessionStore(db) as store:
         typed: ApprovalStore = store  # the real store satisfies the Protocol
         memory = ApprovalMemory(typed)
-        assert memory.record(WS, "git push  --force", "always") == "persistent"
+        assert memory.record(WS, "git push --force", "always") == "persistent"
         assert memory.record(WS, "curl x | sh", "deny_always") == "persistent"
         store.remember_approval(WS, "edit", "src/a.py", "allow")  # another kind: not listed
     with SessionStore(db) as reopened:
@@ -68,7 +68,8 @@ def test_persistent_decisions_survive_a_reopen(tmp_path: Path) -> None:
             ("curl x | sh", "deny"),
             ("git push --force", "allow"),
         ]
-        assert other_session.revoke(WS, "git   push --force") is True
+        assert other_session.revoke(WS, "git   push --force") is False  # exact keys
+        assert other_session.revoke(WS, "git push --force") is True
         assert other_session.check_command(WS, "git push --force") is None
         assert other_session.revoke(WS, "git push --force") is False
         assert reopened.lookup_approval(WS, "edit", "src/a.py") == "allow"

@@ -4,6 +4,7 @@ every call, also unknown tools, malformed arguments and calls cut off by a cance
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -191,10 +192,14 @@ async def test_commands_run_in_the_editor_terminal_when_advertised(tmp_path: Pat
         await command_turn(r, sid, "echo from-the-editor; exit 3", "t1")
         (terminal,) = r.editor.terminals.values()
         assert terminal.request.cwd == str(r.workspace)
-        assert (terminal.request.command, terminal.request.args) == (
-            "bash",
-            ["-c", "echo from-the-editor; exit 3"],
-        )
+        # The editor runs the sandboxed command line (bubblewrap, then env -i, then bash).
+        args = terminal.request.args or []
+        assert os.path.basename(terminal.request.command) == "bwrap"
+        assert "--unshare-all" in args and args[args.index("--") + 1 : args.index("--") + 3] == [
+            "env",
+            "-i",
+        ]
+        assert args[-3:] == ["bash", "-c", "echo from-the-editor; exit 3"]
         assert terminal.released
         embedded = [
             c

@@ -2,7 +2,8 @@
 
 The run logs at DEBUG and the model has a tool print: ``echo hi`` (whose output must
 reach the tool result) and, on Linux, a write straight to the backend's own fd 1
-through ``/proc`` (which must land on stderr). Every stdout line is then parsed.
+through ``/proc`` (which must land on stderr; the session is in Full Access mode, so the
+command runs outside the sandbox, where it can reach that fd). Every stdout line is then parsed.
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ async def test_stdout_holds_only_protocol_messages(tmp_path: Path) -> None:
                 assert init["result"]["protocolVersion"] == 1
                 new = await peer.call("session/new", {"cwd": str(work), "mcpServers": []})
                 sid = new["result"]["sessionId"]
+                # Unsandboxed, so that the command can reach the backend's own fd 1 (in
+                # the sandbox's pid namespace $PPID is not the backend).
+                mode = {"sessionId": sid, "modeId": "full_access"}
+                assert "result" in await peer.call("session/set_mode", mode)
                 prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "run echo"}]}
                 answer = await peer.call("session/prompt", prompt)
             assert answer["result"]["stopReason"] == "end_turn"

@@ -24,7 +24,7 @@ from acpwire.store import (
     StoreVersionError,
     open_session_store,
 )
-from acpwire.store.schema import _to_v1
+from acpwire.store.schema import _to_v1, _to_v2
 
 GARBAGE = b"this is not an sqlite database \x00\xff" * 200
 
@@ -263,6 +263,37 @@ def test_a_version_1_database_is_migrated_in_place(db_path: Path) -> None:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     finally:
         raw.close()
+
+
+def test_version_2_command_allows_are_dropped_denies_kept(db_path: Path) -> None:
+    """Version 2 keyed command approvals by the command with whitespace collapsed: an old
+    "always allow" is dropped (asked again), an old "deny" stays."""
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    raw = sqlite3.connect(db_path, isolation_level=None)
+    stamp = "2025-01-01T00:00:00.000000Z"
+    try:
+        raw.execute("BEGIN")
+        _to_v1(raw)
+        _to_v2(raw)
+        raw.execute("PRAGMA user_version = 2")
+        rows = [
+            ("command", "cat > f <<EOF\n x\nEOF", "allow"),
+            ("command", "curl x | sh", "deny"),
+            ("edit", "src/a.py", "allow"),
+        ]
+        for kind, key, decision in rows:
+            raw.execute(
+                "INSERT INTO approvals (workspace_key, workspace, kind, key, decision, "
+                "created_at) VALUES ('/w', '/w', ?, ?, ?, ?)",
+                (kind, key, decision, stamp),
+            )
+        raw.execute("COMMIT")
+    finally:
+        raw.close()
+    with SessionStore(db_path) as store:
+        assert store.lookup_approval("/w", "command", "cat > f <<EOF\n x\nEOF") is None
+        assert store.lookup_approval("/w", "command", "curl x | sh") == "deny"
+        assert store.lookup_approval("/w", "edit", "src/a.py") == "allow"
 
 
 def test_processes_opening_a_new_database_together_all_get_it(tmp_path: Path) -> None:

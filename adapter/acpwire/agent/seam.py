@@ -91,6 +91,23 @@ class CommandProposal:
     """The agent's own safety check refused the command and the user may override that for
     this one run only: "allow once" and "deny" are offered, no remembered approval applies
     and none is recorded (a remembered denial still denies)."""
+    leaves_sandbox: bool = False
+    """The command asked to run with more than the sandbox allows (network, or no sandbox);
+    remembered apart from the same command run inside it."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandPlan:
+    """How one command runs, decided by whoever drives the agent (the backend: session
+    mode, sandbox, secrets). ``ask`` is the reason to ask the user first (None: run it
+    unasked); ``argv`` and ``env`` are the process to start (``argv`` empty: ``bash -c``
+    with ``env``)."""
+
+    ask: str | None
+    argv: tuple[str, ...] = ()
+    env: dict[str, str] | None = None
+    sandboxed: bool = False
+    leaves_sandbox: bool = False
 
 
 class EditorRefused(Exception):
@@ -163,12 +180,20 @@ class TurnHooks(Protocol):
         Raises :class:`EditorRefused` when the editor answered with an error."""
         ...
 
+    def plan_command(
+        self, command: str, cwd: str, *, sandbox: str = "sandbox", justification: str = ""
+    ) -> CommandPlan:
+        """How ``command`` runs: asked or not, in the sandbox or not (``sandbox``: what the
+        model asked for, ``"sandbox"``, ``"network"`` or ``"none"``)."""
+        ...
+
     def run_command(
-        self, call_id: str, command: str, cwd: str, timeout: float
+        self, call_id: str, command: str, cwd: str, timeout: float, plan: CommandPlan
     ) -> tuple[int, str] | None:
         """Run a shell command in an editor terminal when it offers one (the tool call then
-        shows the live terminal): ``(exit code, output)``; None = run it locally. Raises
-        :class:`EditorRefused` when the editor refused to create the terminal."""
+        shows the live terminal), as ``plan`` says: ``(exit code, output)``; None = run it
+        locally. Raises :class:`EditorRefused` when the editor refused to create the
+        terminal."""
         ...
 
 

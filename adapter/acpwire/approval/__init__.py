@@ -4,6 +4,7 @@ how to read the answer and what to remember.
 Pure policy and data: the permission requests themselves are sent by the backend.
 """
 
+from acpwire.approval.commands import command_text, command_title, memory_key
 from acpwire.approval.memory import (
     ApprovalMemory,
     ApprovalStore,
@@ -55,11 +56,14 @@ __all__ = [
     "build_command_options",
     "build_edit_options",
     "command_key",
+    "command_text",
+    "command_title",
     "decide_edit",
     "decide_edits",
     "interpret_outcome",
     "is_allowed",
     "is_sensitive",
+    "memory_key",
     "policy_for_mode",
     "refusal_message",
     "remembered_deny_message",

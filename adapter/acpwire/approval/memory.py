@@ -3,7 +3,7 @@
 Each session owns one :class:`ApprovalMemory`, so a session never sees another's "allow for
 this session" grants. "Always" answers go to an injected :class:`ApprovalStore` (the
 backend's ``SessionStore`` fits it) keyed by workspace, kind ``"command"`` and the
-normalised command (:func:`command_key`).
+exact command (:func:`command_key`).
 """
 
 from __future__ import annotations
@@ -69,39 +69,16 @@ class PersistentDecision:
 
 
 def command_key(command: str) -> str:
-    """The key a command is remembered under.
+    """The key a command is remembered under: the exact command text.
 
-    Strips the ends and collapses runs of spaces and tabs *outside* quotes; quoted text,
-    escapes and newlines (command separators) are kept, so two commands share a key only
-    when the shell would run them the same way.
+    Nothing is normalised: a run of spaces, a tab or a carriage return can change what
+    the shell runs (inside a here-document, after a backslash, in a delimiter), so two
+    commands share a key only when they are the same text. (Keys written before version
+    3 of the database collapsed whitespace; its migration dropped their "allow" rows.)
     """
-    text = command.replace("\r\n", "\n").strip()
-    if not text:
+    if not command.strip():
         raise ValueError("command must not be empty")
-    out: list[str] = []
-    quote: str | None = None
-    gap = False
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if quote is None and char in " \t":
-            gap = True
-            index += 1
-            continue
-        if gap:
-            out.append(" ")
-            gap = False
-        out.append(char)
-        if char == "\\" and quote != "'" and index + 1 < len(text):
-            out.append(text[index + 1])
-            index += 2
-            continue
-        if quote is None and char in "'\"":
-            quote = char
-        elif char == quote:
-            quote = None
-        index += 1
-    return "".join(out)
+    return command
 
 
 class ApprovalMemory:

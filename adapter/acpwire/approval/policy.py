@@ -42,7 +42,7 @@ directories, system temp dir) are not; ``session``: no edit is asked in this ses
 _POLICIES: Final = frozenset(get_args(EditPolicy))
 
 MODE_POLICIES: Final[Mapping[str, EditPolicy]] = MappingProxyType(
-    {"default": "ask", "accept_edits": "workspace", "dont_ask": "session"}
+    {"default": "ask", "accept_edits": "workspace", "dont_ask": "session", "full_access": "session"}
 )
 
 _SENSITIVE_DIRS: Final = frozenset({".git", ".ssh"})

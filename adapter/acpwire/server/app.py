@@ -19,6 +19,7 @@ from acpwire.agent.factory import AgentFactory
 from acpwire.config import Settings
 from acpwire.mcp import McpServerHost
 from acpwire.probe import ConnectionProbe
+from acpwire.sandbox import sandbox_status
 from acpwire.store import SessionStore, StoreError, open_session_store
 
 from .backend import AcpBackend
@@ -75,6 +76,18 @@ def check_in_background(manager: SessionManager) -> threading.Thread | None:
     return thread
 
 
+def probe_sandbox_in_background() -> threading.Thread:
+    """Try bubblewrap once, off the start-up path, and log what commands will get."""
+
+    def probe() -> None:
+        status = sandbox_status()
+        (logger.info if status.available else logger.warning)("%s", status.hint)
+
+    thread = threading.Thread(target=probe, name="acpwire-sandbox-probe", daemon=True)
+    thread.start()
+    return thread
+
+
 @dataclass(slots=True)
 class Runtime:
     """What outlives a connection: the session manager and the agent factory."""
@@ -89,6 +102,7 @@ class Runtime:
         factory = factory or choose_factory(settings)
         manager = SessionManager(store, factory, store_problem=problem)
         check_in_background(manager)
+        probe_sandbox_in_background()
         return cls(settings, manager, factory)
 
     def close(self) -> None:

@@ -31,6 +31,7 @@ import anyio
 
 from acpwire.agent.seam import (
     ApprovalAnswer,
+    CommandPlan,
     CommandProposal,
     EditorRefused,
     EditProposal,
@@ -64,8 +65,13 @@ class TurnServices(Protocol):
     async def write_file(self, path: str, content: str) -> bool | EditorRefused: ...
     async def rotated(self, new_id: str, reason: str) -> None: ...
     async def run_command(
-        self, call_id: str, command: str, cwd: str, timeout: float
+        self, call_id: str, command: str, cwd: str, timeout: float, plan: CommandPlan
     ) -> tuple[int, str] | EditorRefused | None: ...
+    def plan_command(
+        self, command: str, cwd: str, *, sandbox: str, justification: str
+    ) -> CommandPlan:
+        """Thread-safe and synchronous: called on the agent's thread."""
+        ...
 
 
 @dataclass(slots=True)
@@ -223,11 +229,18 @@ class TurnBridge:
             raise result
         return result is True
 
+    def plan_command(
+        self, command: str, cwd: str, *, sandbox: str = "sandbox", justification: str = ""
+    ) -> CommandPlan:
+        return self._services.plan_command(
+            command, cwd, sandbox=sandbox, justification=justification
+        )
+
     def run_command(
-        self, call_id: str, command: str, cwd: str, timeout: float
+        self, call_id: str, command: str, cwd: str, timeout: float, plan: CommandPlan
     ) -> tuple[int, str] | None:
         result = self._ask(
-            lambda: self._services.run_command(call_id, command, cwd, timeout),
+            lambda: self._services.run_command(call_id, command, cwd, timeout, plan),
             no_answer(f"run `{command}`"),
             timeout=timeout + 30,
         )

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from acp_v1 import models as m
-from acpwire.agent.seam import ApprovalAnswer, CommandProposal, EditorRefused, EditProposal
+from acpwire.agent.seam import (
+    ApprovalAnswer,
+    CommandPlan,
+    CommandProposal,
+    EditorRefused,
+    EditProposal,
+)
+from acpwire.approval.commands import command_text, command_title, memory_key
 from acpwire.approval.memory import ApprovalMemory
 from acpwire.approval.messages import refusal_message, remembered_deny_message
 from acpwire.approval.permissions import (
@@ -35,6 +42,8 @@ from acpwire.approval.policy import decide_edits, policy_for_mode
 from acpwire.fastpath import ChunkKind
 from acpwire.provenance import provenance_meta
 from acpwire.render import diff_content, text_content
+from acpwire.sandbox.decide import ESCALATIONS, Escalation
+from acpwire.sandbox.plan import plan_command
 
 from .editor_errors import editor_refusal, is_not_offered
 from .state import SessionState
@@ -142,7 +151,8 @@ class SessionServices:
         self, call_id: str | None, proposal: CommandProposal
     ) -> tuple[ApprovalAnswer, str | None]:
         workspace = self.state.cwd
-        remembered = self.memory.check_command(workspace, proposal.command)
+        key = memory_key(proposal.command, leaves_sandbox=proposal.leaves_sandbox)
+        remembered = self.memory.check_command(workspace, key)
         if remembered == "allow" and not proposal.one_time:
             return "session", None
         if remembered == "deny":
@@ -161,15 +171,15 @@ class SessionServices:
         )
         tool_call = m.ToolCallUpdate(
             tool_call_id=call_id or f"perm-{self.state.id[:8]}",
-            title=f"{proposal.reason}: {proposal.command}"[:200],
+            title=command_title(proposal.reason, proposal.command),
             kind="execute",
             status="pending",
-            content=[text_content(f"{proposal.reason}\n$ {proposal.command}")],
+            content=[text_content(command_text(proposal.reason, proposal.command))],
             raw_input={"command": proposal.command, "reason": proposal.reason},
         )
         decision = await self._ask(tool_call, options)
         if not proposal.one_time:
-            self.memory.record(workspace, proposal.command, decision)
+            self.memory.record(workspace, key, decision)
         if is_allowed(decision):
             return to_seam_answer(decision), None
         timeout = self.backend.settings.approval_timeout_s
@@ -220,15 +230,32 @@ class SessionServices:
             return editor_refusal(f"write {path}", exc)
         return True
 
+    def plan_command(
+        self, command: str, cwd: str, *, sandbox: str, justification: str
+    ) -> CommandPlan:
+        """The session mode, the sandbox and the settings decide (on the agent's thread)."""
+        escalation: Escalation = "sandbox"
+        for known in ESCALATIONS:
+            if known == sandbox:
+                escalation = known
+        return plan_command(
+            command,
+            cwd,
+            mode=self.state.mode,
+            settings=self.backend.settings,
+            escalation=escalation,
+            justification=justification,
+        )
+
     async def run_command(
-        self, call_id: str, command: str, cwd: str, timeout: float
+        self, call_id: str, command: str, cwd: str, timeout: float, plan: CommandPlan
     ) -> tuple[int, str] | EditorRefused | None:
         """Run in an editor terminal (when advertised); the tool call embeds it live.
         None = run locally (not offered); a refusal of ``terminal/create`` is final."""
         probe = self.backend.probe
         if probe is None or not probe.can_use_terminal:
             return None
-        return await run_in_client_terminal(self, call_id, command, cwd, timeout)
+        return await run_in_client_terminal(self, call_id, command, cwd, timeout, plan)
 
     async def rotated(self, new_id: str, reason: str) -> None:
         """The agent's internal id moved: record the lineage, tell the client."""

@@ -21,17 +21,28 @@ from acpwire.store import SessionRecord
 
 DEFAULT_MODE = "default"
 MODES: dict[str, tuple[str, str]] = {
-    "default": ("Default", "Ask before every file edit and dangerous command."),
+    "default": (
+        "Default",
+        "Ask before every file edit; commands run in the sandbox (asked where there is none).",
+    ),
     "accept_edits": (
         "Accept Edits",
-        "Edit files in the workspace and the temp dir without asking; still asks for sensitive paths.",
+        "Edit files in the workspace and the temp dir without asking; still asks for sensitive"
+        " paths; commands run in the sandbox.",
     ),
     "dont_ask": (
         "Don't Ask",
-        "Edit files anywhere in this session without asking; still asks for sensitive paths.",
+        "Edit files anywhere in this session without asking; still asks for sensitive paths;"
+        " commands run in the sandbox.",
+    ),
+    "full_access": (
+        "Full Access (no sandbox)",
+        "As Don't Ask, and commands run outside the sandbox without asking (dangerous ones are"
+        " still asked).",
     ),
 }
-"""Session modes: id -> (name, description). They set the edit-approval policy."""
+"""Session modes: id -> (name, description). They set the edit-approval policy and whether
+commands may run unsandboxed unasked (``full_access`` only: :mod:`acpwire.sandbox.decide`)."""
 
 
 @dataclass(slots=True)

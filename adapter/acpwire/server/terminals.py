@@ -1,10 +1,13 @@
 """Shell commands in the editor's own terminal (``terminal/*``), embedded in the tool call.
 
-Used only when the client advertises ``terminal``. The command runs through ``bash -c`` in
-the session cwd; the tool call shows the live terminal; a turn cancel or the tool timeout
-kills it; the terminal is always released. A client that does not implement
-``terminal/create`` (``-32601``) falls back to the agent's local runner (None); any other
-error answer is the editor's refusal and final: the command is not run locally.
+Used only when the client advertises ``terminal``. The editor runs the planned argv in the
+session cwd: the bubblewrap command line when the command is sandboxed, else ``env -i``
+with the scrubbed environment and ``bash -c``, so the editor's terminal gets the same
+sandbox and the same secret-free environment as a local run. The tool call shows the live
+terminal; a turn cancel or the tool timeout kills it; the terminal is always released. A
+client that does not implement ``terminal/create`` (``-32601``) falls back to the agent's
+local runner (None); any other error answer is the editor's refusal and final: the
+command is not run locally.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from acp_v1 import models as m
-from acpwire.agent.seam import EditorRefused
+from acpwire.agent.seam import CommandPlan, EditorRefused
 from acpwire.render import terminal_content
 
 from .editor_errors import editor_refusal, is_not_offered
@@ -30,16 +33,23 @@ POLL_S = 0.2
 
 
 async def run_in_client_terminal(
-    services: SessionServices, call_id: str, command: str, cwd: str, timeout: float
+    services: SessionServices,
+    call_id: str,
+    command: str,
+    cwd: str,
+    timeout: float,
+    plan: CommandPlan,
 ) -> tuple[int, str] | EditorRefused | None:
     client = services.backend.client
     sid = services.state.id
+    if not plan.argv:
+        raise ValueError("a command plan for the editor's terminal needs its argv")
     try:
         created = await client.terminal_create(
             m.CreateTerminalRequest(
                 session_id=sid,
-                command="bash",
-                args=["-c", command],
+                command=plan.argv[0],
+                args=list(plan.argv[1:]),
                 cwd=cwd,
                 output_byte_limit=OUTPUT_LIMIT,
             )

@@ -101,7 +101,15 @@ def _to_v2(conn: sqlite3.Connection) -> None:
     )
 
 
-_MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_v1, _to_v2]
+def _to_v3(conn: sqlite3.Connection) -> None:
+    # Command approvals were keyed by the command with whitespace runs collapsed, so one
+    # "always allow" also allowed commands differing in a here-document's indentation.
+    # Keys are now the exact command; the original of an old key is unknown: its "allow"
+    # rows go (asked again), its "deny" rows stay (they can only refuse).
+    conn.execute("DELETE FROM approvals WHERE kind = 'command' AND decision = 'allow'")
+
+
+_MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_v1, _to_v2, _to_v3]
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from acpwire.agent.cancel import CancelToken
-from acpwire.agent.seam import PlanItem, TurnHooks
+from acpwire.agent.seam import CommandPlan, PlanItem, TurnHooks
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -42,11 +42,17 @@ class CommandRunner(Protocol):
     """Runs a shell command; the local subprocess runner is the default.
 
     Returns ``(exit_code, combined output)``. It must return promptly once ``cancel``
-    fires, stopping the command.
+    fires, stopping the command. ``plan`` (when given) names the process to start (the
+    sandboxed argv) and its environment.
     """
 
     def run(
-        self, command: str, cwd: str, timeout: float, cancel: CancelToken
+        self,
+        command: str,
+        cwd: str,
+        timeout: float,
+        cancel: CancelToken,
+        plan: CommandPlan | None = None,
     ) -> tuple[int, str]: ...
 
 

@@ -1,9 +1,11 @@
 """The ``terminal`` tool and the default local-subprocess :class:`CommandRunner`.
 
 Commands run with ``bash -c`` in the turn's cwd, in their own process group so that a
-timeout or an interrupt kills the whole tree. Commands matching the danger table run
-only after the user allows them. Output (stdout and stderr interleaved) is capped,
-keeping its head and tail.
+timeout or an interrupt kills the whole tree, as the turn's hooks plan them
+(:meth:`~acpwire.agent.seam.TurnHooks.plan_command`: in the sandbox or not, asked first
+or not, with which environment). The model may ask for more than the sandbox allows
+(``sandbox: "network"`` or ``"none"`` with a justification); that is asked. Output
+(stdout and stderr interleaved) is capped, keeping its head and tail.
 """
 
 from __future__ import annotations
@@ -18,15 +20,27 @@ from collections.abc import Mapping
 from typing import IO, Any, ClassVar
 
 from acpwire.agent.cancel import CancelToken
-from acpwire.agent.seam import CommandProposal
-from acpwire.agent.tools.args import ToolArgError, opt_int, req_str
+from acpwire.agent.seam import CommandPlan, CommandProposal
+from acpwire.agent.tools.args import ToolArgError, opt_int, opt_str, req_str
 from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure
 from acpwire.agent.tools.danger import dangerous_reason
+from acpwire.sandbox.environment import command_env
 
 BLOCKED = "BLOCKED: the user denied this command."
 HEAD_BYTES = 16_000
 TAIL_BYTES = 32_000
 TIMEOUT_EXIT = 124
+SANDBOX_NOTE = (
+    "The command ran in the sandbox (workspace and /tmp writable, .git and protected paths"
+    " read-only, no network). If it failed for that, call terminal again with sandbox"
+    " 'network' or 'none' and a justification: the user is asked."
+)
+
+
+def unsandboxed_plan(command: str) -> CommandPlan:
+    """The plan of hooks that have no sandbox and no session mode (tests, a bare agent):
+    ``bash -c`` with the scrubbed environment, asked only when the danger patterns flag it."""
+    return CommandPlan(dangerous_reason(command), env=command_env())
 
 
 class _Capture:
@@ -71,10 +85,18 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
 class LocalRunner:
     """Runs commands as local subprocesses (the default :class:`CommandRunner`)."""
 
-    def run(self, command: str, cwd: str, timeout: float, cancel: CancelToken) -> tuple[int, str]:
-        env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
+    def run(
+        self,
+        command: str,
+        cwd: str,
+        timeout: float,
+        cancel: CancelToken,
+        plan: CommandPlan | None = None,
+    ) -> tuple[int, str]:
+        argv = list(plan.argv) if plan is not None and plan.argv else ["bash", "-c", command]
+        env = plan.env if plan is not None and plan.env is not None else command_env()
         process = subprocess.Popen(
-            ["bash", "-c", command],
+            argv,
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -120,6 +142,20 @@ class TerminalTool:
                 "default": 120,
                 "description": "Seconds before the command is killed.",
             },
+            "sandbox": {
+                "type": "string",
+                "enum": ["sandbox", "network", "none"],
+                "default": "sandbox",
+                "description": (
+                    "Commands run in a sandbox: the workspace and /tmp writable, no network."
+                    " Ask for 'network' or 'none' (no sandbox) only when the command needs"
+                    " it; the user is asked first."
+                ),
+            },
+            "justification": {
+                "type": "string",
+                "description": "Why the command needs more than the sandbox (shown to the user).",
+            },
         },
         "required": ["command"],
         "additionalProperties": False,
@@ -128,19 +164,31 @@ class TerminalTool:
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         command = req_str(args, "command")
         timeout = opt_int(args, "timeout", 120, minimum=1, maximum=3600)
-        reason = dangerous_reason(command)
-        if reason is not None:
-            answer = ctx.hooks.approve_command(CommandProposal(command=command, reason=reason))
-            if answer not in ("once", "session", "always"):
-                return failure(BLOCKED, command=command, reason=reason)
+        sandbox = opt_str(args, "sandbox") or "sandbox"
+        if sandbox not in ("sandbox", "network", "none"):
+            raise ToolArgError("sandbox must be 'sandbox', 'network' or 'none'")
+        justification = opt_str(args, "justification") or ""
         if not os.path.isdir(ctx.cwd):
             raise ToolArgError(f"working directory not found: {ctx.cwd}")
-        remote = ctx.hooks.run_command(ctx.call_id, command, ctx.cwd, float(timeout))
+        plan = ctx.hooks.plan_command(
+            command, ctx.cwd, sandbox=sandbox, justification=justification
+        )
+        if plan.ask is not None:
+            proposal = CommandProposal(
+                command=command, reason=plan.ask, leaves_sandbox=plan.leaves_sandbox
+            )
+            answer = ctx.hooks.approve_command(proposal)
+            if answer not in ("once", "session", "always"):
+                return failure(BLOCKED, command=command, reason=plan.ask)
+        remote = ctx.hooks.run_command(ctx.call_id, command, ctx.cwd, float(timeout), plan)
         if remote is not None:
             exit_code, output = remote
         else:
-            exit_code, output = ctx.runner.run(command, ctx.cwd, float(timeout), ctx.cancel)
+            exit_code, output = ctx.runner.run(command, ctx.cwd, float(timeout), ctx.cancel, plan)
         if ctx.cancel.cancelled:
             return failure("interrupted", output=output, exit_code=exit_code)
-        payload = json.dumps({"output": output, "exit_code": exit_code}, ensure_ascii=False)
+        result: dict[str, object] = {"output": output, "exit_code": exit_code}
+        if plan.sandboxed and exit_code != 0:
+            result["sandbox"] = SANDBOX_NOTE
+        payload = json.dumps(result, ensure_ascii=False)
         return ToolOutcome(payload, failed=exit_code != 0)

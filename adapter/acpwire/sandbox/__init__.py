@@ -1,0 +1,31 @@
+"""The command sandbox: bubblewrap on Linux, and what is asked where there is none.
+
+- :mod:`~acpwire.sandbox.probe`: is bubblewrap usable here (``ACPWIRE_BWRAP`` names it);
+- :mod:`~acpwire.sandbox.policy`: the workspace-write policy of one command (paths);
+- :mod:`~acpwire.sandbox.bwrap`: that policy as a bubblewrap argv;
+- :mod:`~acpwire.sandbox.environment`: the scrubbed environment (no secrets);
+- :mod:`~acpwire.sandbox.readonly`: the read-only commands run unasked without a sandbox;
+- :mod:`~acpwire.sandbox.decide`: per command, asked or not, sandboxed or not.
+
+Importing this package loads no protocol code (the agent layer uses the environment).
+"""
+
+from acpwire.sandbox.decide import FULL_ACCESS, CommandDecision, Escalation, decide_command
+from acpwire.sandbox.environment import SecretSpec, looks_secret, scrubbed_env
+from acpwire.sandbox.probe import BWRAP_ENV, INSTALL_HINT, SandboxStatus, sandbox_status
+from acpwire.sandbox.readonly import is_read_only
+
+__all__ = [
+    "BWRAP_ENV",
+    "FULL_ACCESS",
+    "INSTALL_HINT",
+    "CommandDecision",
+    "Escalation",
+    "SandboxStatus",
+    "SecretSpec",
+    "decide_command",
+    "is_read_only",
+    "looks_secret",
+    "sandbox_status",
+    "scrubbed_env",
+]

@@ -1,0 +1,84 @@
+"""The environment a command or an MCP server process gets: acpwire's secrets left out.
+
+Removed: every variable named in :class:`SecretSpec` (``OPENAI_API_KEY``, whatever the
+config home's ``.env`` defined), every variable whose value is a configured secret (the
+``api_key`` of config.toml under any name), every variable whose name looks like a
+credential (a ``_``-separated part such as ``KEY``, ``TOKEN``, ``SECRET``, ``PASSWORD``,
+``AUTH``, ``CREDENTIALS``...), and the variables that make ``bash`` run code before the
+command (``BASH_ENV``, ``ENV``, exported ``BASH_FUNC_*`` functions). Names the user lists
+in ``[backend] env_passthrough`` are kept whatever they look like.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["ALWAYS_SECRET", "SecretSpec", "command_env", "looks_secret", "scrubbed_env"]
+
+ALWAYS_SECRET: Final = frozenset({"OPENAI_API_KEY"})
+"""acpwire's own credential variable (removed even when listed to pass through)."""
+_SECRET_PARTS: Final = frozenset(
+    {
+        "KEY", "KEYS", "APIKEY", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD",
+        "PASSWD", "PASS", "PASSPHRASE", "AUTH", "CREDENTIAL", "CREDENTIALS", "COOKIE",
+        "PAT", "PRIVATE", "SIGNATURE", "DSN",
+    }
+)  # fmt: skip
+_SECRET_GLUED: Final = re.compile(r"APIKEY|ACCESSKEY|SECRETKEY|AUTHTOKEN|PASSWORD|SECRET|TOKEN")
+_SHELL_STARTUP: Final = frozenset({"BASH_ENV", "ENV"})
+
+
+def looks_secret(name: str) -> bool:
+    """Whether a variable name looks like it holds a credential (case-insensitive)."""
+    upper = name.upper()
+    parts = [part for part in re.split(r"[^A-Z0-9]+", upper) if part]
+    return any(part in _SECRET_PARTS for part in parts) or _SECRET_GLUED.search(upper) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class SecretSpec:
+    """What counts as acpwire's secrets, and what the user lets through anyway."""
+
+    names: frozenset[str] = frozenset()
+    values: frozenset[str] = frozenset()
+    passthrough: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(
+        cls, names: Iterable[str] = (), values: Iterable[str] = (), passthrough: Iterable[str] = ()
+    ) -> SecretSpec:
+        return cls(
+            frozenset(names) | ALWAYS_SECRET,
+            frozenset(v for v in values if v),
+            frozenset(passthrough),
+        )
+
+
+def _dropped(name: str, value: str, spec: SecretSpec) -> bool:
+    if name in _SHELL_STARTUP or name.startswith("BASH_FUNC_"):
+        return True
+    if name in ALWAYS_SECRET or value in spec.values:
+        return True  # acpwire's own key, under any name: never passed on
+    if name in spec.passthrough:
+        return False
+    return name in spec.names or looks_secret(name)
+
+
+def scrubbed_env(
+    spec: SecretSpec | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """``environ`` (default: this process's) without acpwire's secrets and look-alikes."""
+    spec = SecretSpec.of() if spec is None else spec
+    source = os.environ if environ is None else environ
+    return {name: value for name, value in source.items() if not _dropped(name, value, spec)}
+
+
+def command_env(
+    spec: SecretSpec | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """:func:`scrubbed_env` for a shell command: no pager, a dumb terminal."""
+    return {**scrubbed_env(spec, environ), "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}

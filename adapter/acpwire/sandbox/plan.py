@@ -1,0 +1,78 @@
+"""One command's :class:`~acpwire.agent.seam.CommandPlan` from the backend's settings.
+
+Joins the pieces: the decision (:mod:`.decide`), the policy paths (:mod:`.policy`), the
+bubblewrap argv (:mod:`.bwrap`) and the scrubbed environment (:mod:`.environment`). The
+hidden homes are acpwire's config home and Hermes' (``$HERMES_HOME``, default
+``~/.hermes``); the secrets are ``OPENAI_API_KEY``, the names the config home's ``.env``
+defined and the configured ``api_key``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from acpwire.agent.seam import CommandPlan
+from acpwire.agent.tools.danger import dangerous_reason
+from acpwire.config import Settings
+from acpwire.sandbox.bwrap import bwrap_argv, env_argv
+from acpwire.sandbox.decide import READ_ONLY_GIT_ENV, Escalation, decide_command
+from acpwire.sandbox.environment import SecretSpec, command_env
+from acpwire.sandbox.policy import workspace_policy
+from acpwire.sandbox.probe import SandboxStatus, sandbox_status
+
+__all__ = ["config_homes", "plan_command", "secret_spec"]
+
+
+def config_homes(settings: Settings, env: Mapping[str, str] | None = None) -> list[Path]:
+    """acpwire's config home and Hermes' home: hidden from every sandboxed command."""
+    env = os.environ if env is None else env
+    hermes = env.get("HERMES_HOME", "").strip()
+    return [settings.home, Path(hermes).expanduser() if hermes else Path.home() / ".hermes"]
+
+
+def secret_spec(settings: Settings) -> SecretSpec:
+    """What :func:`~acpwire.sandbox.environment.scrubbed_env` removes for these settings."""
+    api_key = settings.file_values.get("api_key")
+    return SecretSpec.of(
+        names=settings.secret_names,
+        values=[api_key] if isinstance(api_key, str) else [],
+        passthrough=settings.env_passthrough,
+    )
+
+
+def plan_command(
+    command: str,
+    cwd: str,
+    *,
+    mode: str,
+    settings: Settings,
+    escalation: Escalation = "sandbox",
+    justification: str = "",
+    status: SandboxStatus | None = None,
+) -> CommandPlan:
+    """How ``command`` runs in a session in ``mode`` whose workspace is ``cwd``."""
+    status = sandbox_status() if status is None else status
+    decision = decide_command(
+        command,
+        mode=mode,
+        sandbox_available=status.available,
+        danger=dangerous_reason(command),
+        escalation=escalation,
+        justification=justification,
+    )
+    env = command_env(secret_spec(settings))
+    if decision.sandboxed and status.bwrap is not None:
+        policy = workspace_policy(
+            cwd,
+            hidden_homes=config_homes(settings),
+            network=decision.network,
+            extra_sensitive=settings.sensitive_paths,
+        )
+        argv = bwrap_argv(status.bwrap, policy, command, env)
+        return CommandPlan(decision.ask, tuple(argv), env, True, decision.leaves_sandbox)
+    if decision.read_only:
+        env = {**env, **READ_ONLY_GIT_ENV}
+    argv = env_argv(env, ["bash", "-c", command])
+    return CommandPlan(decision.ask, tuple(argv), env, False, decision.leaves_sandbox)

@@ -1,0 +1,133 @@
+"""What a sandboxed command may touch: the workspace-write policy, worked out per command.
+
+Modelled on Codex CLI's workspace-write sandbox. Writable: every workspace root (the
+session cwd and additional directories) and a private temp directory. Read-only: the
+rest of the file system, and inside each root its git directory (``.git``, the
+``gitdir:`` target of a worktree or submodule and that repository's common directory)
+and the entries at its top level that acpwire's protected-path list names
+(:func:`acpwire.approval.policy.is_sensitive`). Not even readable: acpwire's config home,
+Hermes' home and the user's credential stores. No network unless allowed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from acpwire.approval.policy import is_sensitive
+
+__all__ = ["CREDENTIAL_DIRS", "CREDENTIAL_FILES", "SandboxPolicy", "git_dirs", "workspace_policy"]
+
+_log = logging.getLogger(__name__)
+
+CREDENTIAL_DIRS: Final = (".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".config/gcloud")
+"""Directories of the user's home hidden from sandboxed commands (an empty tmpfs instead)."""
+CREDENTIAL_FILES: Final = (".netrc", ".git-credentials", ".pgpass", ".npmrc", ".pypirc")
+"""Files of the user's home hidden from sandboxed commands (``/dev/null`` instead)."""
+_SCAN_LIMIT: Final = 2000
+"""Top-level entries of one root checked against the protected list (a huge root is cut)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    """Resolved, absolute paths; the bwrap argv is built from this alone."""
+
+    cwd: Path
+    writable: tuple[Path, ...]
+    read_only: tuple[Path, ...]
+    """Inside the writable roots, bound read-only over them."""
+    hidden_dirs: tuple[Path, ...]
+    hidden_files: tuple[Path, ...]
+    network: bool = False
+
+
+def _gitdir_target(dot_git: Path) -> Path | None:
+    """The directory a ``.git`` file (``gitdir: <path>``) points at."""
+    try:
+        first = dot_git.read_text(encoding="utf-8", errors="replace").splitlines()[0]
+    except (OSError, IndexError):
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    target = Path(first.removeprefix("gitdir:").strip())
+    return (dot_git.parent / target).resolve() if not target.is_absolute() else target.resolve()
+
+
+def git_dirs(root: Path) -> list[Path]:
+    """The git directories a checkout at ``root`` uses: ``.git`` itself, or for a ``.git``
+    file its ``gitdir:`` target and the ``commondir`` it names (a worktree's hooks and
+    config live there)."""
+    dot_git = root / ".git"
+    found: list[Path] = []
+    if dot_git.is_dir():
+        found.append(dot_git.resolve())
+    elif dot_git.is_file():
+        found.append(dot_git)
+        target = _gitdir_target(dot_git)
+        if target is not None and target.is_dir():
+            found.append(target)
+            common = target / "commondir"
+            try:
+                raw = common.read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                raw = ""
+            if raw:
+                found.append((target / raw).resolve())
+    return [path for path in found if path.exists()]
+
+
+def _protected_entries(root: Path, extra: Iterable[str]) -> list[Path]:
+    patterns = tuple(extra)
+    found: list[Path] = []
+    try:
+        with os.scandir(root) as entries:
+            for count, entry in enumerate(entries):
+                if count >= _SCAN_LIMIT:
+                    _log.warning("sandbox: %s has over %d entries; scan cut", root, _SCAN_LIMIT)
+                    break
+                path = root / entry.name
+                if is_sensitive(path, patterns) is not None:
+                    found.append(path.resolve())
+    except OSError as exc:
+        _log.warning("sandbox: cannot list %s: %s", root, exc)
+    return found
+
+
+def _unique(paths: Iterable[Path]) -> tuple[Path, ...]:
+    return tuple(dict.fromkeys(paths))
+
+
+def workspace_policy(
+    cwd: str,
+    *,
+    roots: Iterable[str] = (),
+    hidden_homes: Iterable[Path] = (),
+    network: bool = False,
+    extra_sensitive: Iterable[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> SandboxPolicy:
+    """The policy for a command run in ``cwd`` (a workspace root) with ``roots`` also
+    writable; ``hidden_homes`` (config homes) and the user's credential stores are hidden."""
+    env = os.environ if env is None else env
+    writable = _unique(Path(raw).resolve() for raw in (cwd, *roots))
+    extra = tuple(extra_sensitive)
+    protected: list[Path] = []
+    for root in writable:
+        protected += git_dirs(root)
+        protected += _protected_entries(root, extra)
+    user_home = Path(env.get("HOME") or Path.home())
+    dirs = [Path(home).expanduser().resolve() for home in hidden_homes]
+    dirs += [(user_home / name).resolve() for name in CREDENTIAL_DIRS]
+    files = [(user_home / name).resolve() for name in CREDENTIAL_FILES]
+    return SandboxPolicy(
+        cwd=Path(cwd).resolve(),
+        writable=writable,
+        read_only=_unique(p for p in protected if p.exists()),
+        hidden_dirs=_unique(p for p in dirs if p.is_dir()),
+        hidden_files=_unique(p for p in files if p.is_file()),
+        network=network,
+    )
