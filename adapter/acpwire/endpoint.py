@@ -224,13 +224,18 @@ class AcpEndpoint:
         2. Otherwise the ``method`` value is found in the bytes and the whole message is
            validated against that method's envelope model.
         Either only ever produces a message that is valid as a whole; anything else
-        (responses, unknown methods, invalid params) takes the general path, which
-        produces the precise JSON-RPC error.
+        (responses, unknown methods, invalid params, ``NaN``/``Infinity`` anywhere in the
+        line, a boolean id, nesting too deep for pydantic-core) takes the general path,
+        which produces the precise JSON-RPC error.
         """
+        if b"NaN" in line or b"Infinity" in line:
+            # pydantic-core reads these literals as floats; JSON has no such values. The
+            # general path tells a literal (refused) from a string holding the word.
+            return rpc_messages.decode_message(line)
         prefix, method, validate, start = self._recent
         if not line.startswith(prefix):
             _, method, validate, start = self._learn(line) if line.startswith(_HEAD) else _NO_FAST
-        if start:  # 0 only for _NO_FAST
+        if start and line[-1] == _CLOSE:  # start is 0 only for _NO_FAST
             # Params are the rest of the line but its closing brace; anything else
             # fails to parse as exactly one JSON value and falls through.
             try:
@@ -244,9 +249,12 @@ class AcpEndpoint:
                 message: Any = envelope.model_validate_json(line)
             except ValidationError:
                 return rpc_messages.decode_message(line)
-            if message.id is NO_ID:
+            msg_id = message.id
+            if msg_id is NO_ID:
                 return rpc_messages.Notification(message.method, message.params)
-            return rpc_messages.Request(message.id, message.method, message.params)
+            if msg_id is not None and msg_id.__class__ not in _ID_TYPES:
+                return rpc_messages.decode_message(line)  # an id a notification may not have
+            return rpc_messages.Request(msg_id, message.method, message.params)
         return rpc_messages.decode_message(line)
 
     def _initialize_params(self, spec: MethodSpec, params: object) -> object:
@@ -303,6 +311,8 @@ _HEAD: Final = b'{"jsonrpc":"2.0","method":"'
 _HEAD_LEN: Final = len(_HEAD)
 _PARAMS: Final = b'","params":'
 _PARAMS_LEN: Final = len(_PARAMS)
+_CLOSE: Final = ord("}")
+_ID_TYPES: Final = (int, str)
 _Notification: Final = rpc_messages.Notification
 
 

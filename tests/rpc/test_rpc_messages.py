@@ -143,3 +143,27 @@ def test_encoded_messages_decode_back() -> None:
 )
 def test_leading_id(head: bytes, expected: tuple[RequestId, bool]) -> None:
     assert leading_id(head) == expected
+
+
+@pytest.mark.parametrize("depth", [201, 1_000, 100_000])
+def test_deep_nesting_is_an_invalid_request_with_the_leading_id(depth: int) -> None:
+    deep = b"[" * depth + b"]" * depth
+    request = decode_message(b'{"jsonrpc":"2.0","id":9,"method":"m","params":{"a":' + deep + b"}}")
+    assert isinstance(request, InvalidMessage) and request.id == 9 and request.reply
+    assert request.error.code == errors.INVALID_REQUEST
+    # An answer that deep fails the request of ours it answers; nobody answers it.
+    answer = decode_message(b'{"jsonrpc":"2.0","id":4,"result":' + deep + b"}")
+    assert isinstance(answer, ErrorResponse) and answer.id == 4
+    assert answer.error.code == errors.INVALID_REQUEST
+    bare = decode_message(deep)
+    assert isinstance(bare, InvalidMessage) and bare.id is None
+
+
+def test_strict_json_yet_lone_surrogate_escapes_and_brackets_in_strings_decode() -> None:
+    # 300 levels of brackets inside a string, next to a lone surrogate: json.loads' path.
+    text = "[{" * 300 + "\ud800"
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "m", "params": [text]}).encode()
+    assert decode_message(line) == Request(1, "m", [text])
+    for bad in (b"[NaN]", b"[-Infinity]", b'["\xed\xa0\x80"]', '["a"]'.encode("utf-16")):
+        msg = decode_message(bad)
+        assert isinstance(msg, InvalidMessage) and msg.error.code == errors.PARSE_ERROR, bad

@@ -64,7 +64,9 @@ def request(msg_id: int | str, method: str, params: JsonObject | None = None) ->
     return message
 
 
-RequestAnswer: TypeAlias = Callable[[JsonObject], JsonObject]
+RequestAnswer: TypeAlias = Callable[[JsonObject], JsonObject | None]
+"""The answer to a request from the child; None holds it: the request itself is handed
+to the test (which may answer it later, or never)."""
 
 
 def refuse(message: JsonObject) -> JsonObject:
@@ -120,7 +122,8 @@ class RawPeer:
         await self.send_bytes(json.dumps(message).encode() + b"\n")
 
     async def next_message(self) -> JsonObject:
-        """The next message from the child; requests it makes are answered first."""
+        """The next message from the child; requests it makes are answered first
+        (a request whose answer is None is returned instead)."""
         while True:
             try:
                 message = await self._inbox.receive()
@@ -129,7 +132,10 @@ class RawPeer:
                     "the child closed stdout while an answer was awaited"
                 ) from None
             if "method" in message and "id" in message:
-                await self.send(self.answer(message))
+                reply = self.answer(message)
+                if reply is None:
+                    return message
+                await self.send(reply)
                 continue
             return message
 

@@ -23,8 +23,9 @@ from typing import Final, TypeAlias, TypeGuard
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
+from ._strict import TooDeep, load_strict
 from .errors import INTERNAL_ERROR, RpcError, invalid_request, parse_error
-from .framing import encode_line
+from .framing import HEAD_BYTES, encode_line
 
 RequestId: TypeAlias = int | str | None
 """JSON-RPC ids: an integer, a string, or null."""
@@ -71,13 +72,27 @@ _JSONRPC: Final = b'{"jsonrpc":"2.0"'
 
 
 def decode_message(line: bytes) -> Incoming:
-    """The default decoder: ``json.loads`` plus :func:`message_from_json`."""
+    """The default decoder: strict JSON (:func:`~._strict.load_strict`) plus
+    :func:`message_from_json`.
+
+    A value nested too deeply is an invalid request, answered with the id the line
+    starts with (``jsonrpc``, ``id`` first, as SDKs write); a response so nested fails
+    the request of ours it answers.
+    """
     try:
-        obj = json.loads(line)
+        obj = load_strict(line)
+    except TooDeep as exc:
+        msg_id, is_response = leading_id(line[:HEAD_BYTES])
+        error = invalid_request(str(exc))
+        if is_response and msg_id is not None:
+            return ErrorResponse(msg_id, error)
+        return InvalidMessage(error, msg_id, reply=not is_response)
     except json.JSONDecodeError as exc:
-        return InvalidMessage(parse_error(f"{exc.msg} at byte {exc.pos}"))
+        return InvalidMessage(parse_error(f"{exc.msg} at character {exc.pos}"))
     except UnicodeDecodeError:
         return InvalidMessage(parse_error("message is not valid UTF-8"))
+    except ValueError as exc:
+        return InvalidMessage(parse_error(str(exc)))
     return message_from_json(obj)
 
 

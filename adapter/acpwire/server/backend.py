@@ -16,6 +16,7 @@ from acp_v1 import models as m
 from acpwire.endpoint import after_answer
 from acpwire.render.replay import replay_updates
 from acpwire.rpc import invalid_params, method_not_found, resource_not_found
+from acpwire.store.db import storable
 
 from . import lifecycle, options
 from .core import BackendCore
@@ -154,14 +155,15 @@ class AcpBackend(BackendCore):
         sid = params.session_id
         if await self._stop_open(sid, "session closed"):
             await self.blocking(self.manager.close, sid)
-        elif await self.blocking(self.manager.store.get_session, sid) is None:
+        elif not storable(sid) or await self.blocking(self.manager.store.get_session, sid) is None:
             raise self._not_found(sid)
         return m.CloseSessionResponse()
 
     async def session_delete(self, params: m.DeleteSessionRequest) -> m.DeleteSessionResponse:
-        await self._stop_open(params.session_id, "session deleted")
-        if not await self.blocking(self.manager.delete, params.session_id):
-            raise self._not_found(params.session_id)
+        sid = params.session_id
+        await self._stop_open(sid, "session deleted")
+        if not storable(sid) or not await self.blocking(self.manager.delete, sid):
+            raise self._not_found(sid)
         return m.DeleteSessionResponse()
 
     async def session_set_mode(self, params: m.SetSessionModeRequest) -> m.SetSessionModeResponse:

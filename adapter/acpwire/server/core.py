@@ -120,6 +120,8 @@ class BackendCore:
         return state
 
     def _cwd(self, raw: str) -> str:
+        if not storable(raw):  # no directory is named with half an emoji
+            raise invalid_params(f"cwd must be valid Unicode text, got {raw!r}")
         try:
             return require_absolute_cwd(raw)
         except ValueError as exc:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import StrictInt
+
 from .._base import AcpModel
 from ..models.client import (
     CreateTerminalRequest,
@@ -26,7 +28,7 @@ class FsReadTextFileRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["fs/read_text_file"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: ReadTextFileRequest
 
 
@@ -35,7 +37,7 @@ class FsWriteTextFileRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["fs/write_text_file"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: WriteTextFileRequest
 
 
@@ -44,7 +46,7 @@ class SessionRequestPermissionRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/request_permission"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: RequestPermissionRequest
 
 
@@ -53,7 +55,7 @@ class TerminalCreateRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["terminal/create"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: CreateTerminalRequest
 
 
@@ -62,7 +64,7 @@ class TerminalKillRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["terminal/kill"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: KillTerminalRequest
 
 
@@ -71,7 +73,7 @@ class TerminalOutputRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["terminal/output"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: TerminalOutputRequest
 
 
@@ -80,7 +82,7 @@ class TerminalReleaseRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["terminal/release"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: ReleaseTerminalRequest
 
 
@@ -89,5 +91,5 @@ class TerminalWaitForExitRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["terminal/wait_for_exit"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: WaitForTerminalExitRequest

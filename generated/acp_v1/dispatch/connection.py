@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import StrictInt
+
 from .._base import AcpModel
 from ..models.connection import InitializeRequest
 
@@ -17,5 +19,5 @@ class InitializeRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["initialize"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: InitializeRequest

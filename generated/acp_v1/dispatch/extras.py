@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import StrictInt
+
 from .._base import NO_ID, AcpModel
 from ..models.extras import (
     CompleteElicitationNotification,
@@ -34,7 +36,7 @@ class ProvidersDisableRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["providers/disable"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: DisableProviderRequest
 
 
@@ -43,7 +45,7 @@ class ProvidersListRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["providers/list"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: ListProvidersRequest
 
 
@@ -52,7 +54,7 @@ class ProvidersSetRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["providers/set"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: SetProviderRequest
 
 
@@ -70,7 +72,7 @@ class ElicitationCreateRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["elicitation/create"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: CreateElicitationRequest
 
 
@@ -79,5 +81,5 @@ class McpMessageRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["mcp/message"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: MessageMcpRequest

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import StrictInt
+
 from .._base import NO_ID, AcpModel
 from ..models.prompt import CancelNotification, PromptRequest, SessionNotification
 
@@ -26,7 +28,7 @@ class SessionPromptRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/prompt"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: PromptRequest
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import StrictInt
+
 from .._base import NO_ID, AcpModel
 from ..models.session import (
     ArchiveSessionRequest,
@@ -36,7 +38,7 @@ class AuthStatusRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["auth/status"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: AuthStatusRequest
 
 
@@ -45,7 +47,7 @@ class AuthenticateRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["authenticate"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: AuthenticateRequest
 
 
@@ -54,7 +56,7 @@ class LogoutRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["logout"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: LogoutRequest
 
 
@@ -63,7 +65,7 @@ class SessionArchiveRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/archive"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: ArchiveSessionRequest
 
 
@@ -72,7 +74,7 @@ class SessionCloseRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/close"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: CloseSessionRequest
 
 
@@ -81,7 +83,7 @@ class SessionDeleteRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/delete"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: DeleteSessionRequest
 
 
@@ -90,7 +92,7 @@ class SessionForkRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/fork"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: ForkSessionRequest
 
 
@@ -99,7 +101,7 @@ class SessionListRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/list"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: ListSessionsRequest
 
 
@@ -108,7 +110,7 @@ class SessionLoadRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/load"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: LoadSessionRequest
 
 
@@ -117,7 +119,7 @@ class SessionNewRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/new"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: NewSessionRequest
 
 
@@ -126,7 +128,7 @@ class SessionResumeRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/resume"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: ResumeSessionRequest
 
 
@@ -135,7 +137,7 @@ class SessionSetConfigOptionRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/set_config_option"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: SetSessionConfigOptionRequest
 
 
@@ -144,7 +146,7 @@ class SessionSetModeRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/set_mode"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: SetSessionModeRequest
 
 
@@ -153,7 +155,7 @@ class SessionSetTitleRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/set_title"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: SetSessionTitleRequest
 
 
@@ -162,7 +164,7 @@ class SessionStatusRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/status"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: SessionStatusRequest
 
 
@@ -171,7 +173,7 @@ class SessionUnarchiveRequestEnvelope(AcpModel):
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/unarchive"]
-    id: int | str | None
+    id: StrictInt | str | None
     params: UnarchiveSessionRequest
 
 
