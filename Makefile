@@ -14,7 +14,7 @@ help: ## List the targets
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[backend,dev]'
 	@touch $(STAMP)
 
 install: $(STAMP) ## Create or refresh the virtualenv (.venv) with every dependency
@@ -54,7 +54,7 @@ HERMES_VENV := bench/.venvs/hermes-acpwire
 hermes-venv: ## A virtualenv with the real Hermes agent and this checkout (for its end-to-end tests)
 	@test -x $(HERMES_VENV)/bin/python || $(PYTHON) -m venv $(HERMES_VENV)
 	$(HERMES_VENV)/bin/python -m pip install --quiet 'hermes-agent[acp]==0.19.0'
-	$(HERMES_VENV)/bin/python -m pip install --quiet -e .
+	$(HERMES_VENV)/bin/python -m pip install --quiet -e '.[backend]'
 	$(HERMES_VENV)/bin/python -c "import acpwire.hermes.modules as h; assert h.available(); print('hermes venv ready')"
 
 clean: ## Remove the virtualenv and caches

@@ -81,6 +81,55 @@ def _ruff_format(files: dict[str, str], package: str) -> dict[str, str]:
         return {name: (folder / name).read_text() for name in files}
 
 
+PACKAGE_INIT = '''
+The public names, each loaded on first use: ``models`` (every schema type), ``Agent`` /
+``Client`` (the interfaces a handler implements), ``AgentPeer`` / ``ClientPeer`` (typed
+senders), the method table (``METHODS``, ``MethodSpec``) and ``PROTOCOL_VERSION``.
+"""
+
+import importlib
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_attributes
+from .methods import PROTOCOL_VERSION
+
+if TYPE_CHECKING:
+    from . import dispatch as dispatch, models as models
+    from .interfaces import Agent as Agent, Client as Client
+    from .methods import METHODS as METHODS, MethodSpec as MethodSpec
+    from .peers import AgentPeer as AgentPeer, ClientPeer as ClientPeer
+
+__all__ = [
+    "METHODS",
+    "PROTOCOL_VERSION",
+    "Agent",
+    "AgentPeer",
+    "Client",
+    "ClientPeer",
+    "MethodSpec",
+    "dispatch",
+    "models",
+]
+
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "Agent": "interfaces",
+        "Client": "interfaces",
+        "AgentPeer": "peers",
+        "ClientPeer": "peers",
+        "METHODS": "methods",
+        "MethodSpec": "methods",
+    },
+    {
+        "dispatch": lambda: importlib.import_module(f"{__name__}.dispatch"),
+        "models": lambda: importlib.import_module(f"{__name__}.models"),
+    },
+)
+'''
+"""``acp_v1/__init__.py`` after its header, whose docstring it continues."""
+
+
 def build(schema_dir: Path, package: str = "acp_v1") -> dict[str, str]:
     schemas = SchemaSet.load(schema_dir)
     lock = read_lock(schema_dir, schemas)
@@ -95,10 +144,7 @@ def build(schema_dir: Path, package: str = "acp_v1") -> dict[str, str]:
         name: text.replace(header("methods.py", lock), header(name, lock), 1)
         for name, text in files.items()
     }
-    files["__init__.py"] = (
-        header("__init__.py", lock)
-        + '\n\nfrom .methods import PROTOCOL_VERSION\n\n__all__ = ["PROTOCOL_VERSION"]\n'
-    )
+    files["__init__.py"] = header("__init__.py", lock).removesuffix('"""') + PACKAGE_INIT
     model_files = generate_models(layout, rules, header("models/*", lock), unions, package)
     defined = {name.removesuffix(".py"): defined_names(text) for name, text in model_files.items()}
     files["models/__init__.py"] = render_models_init(

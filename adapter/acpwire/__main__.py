@@ -54,11 +54,33 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+BACKEND_MODULES = {"httpx": "httpx", "mcp": "mcp", "dotenv": "python-dotenv"}
+"""The backend's own dependencies (the ``backend`` extra): module -> distribution."""
+
+
+def missing_backend() -> list[str]:
+    """The distributions of the ``backend`` extra that are not installed (found, not
+    imported: they load on first use)."""
+    import importlib.util
+
+    return [
+        dist for module, dist in BACKEND_MODULES.items() if not importlib.util.find_spec(module)
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     if args.version:
         print(f"acpwire {__version__}")
         return 0
+    missing = missing_backend()
+    if missing:
+        print(
+            f"acpwire: the backend needs {', '.join(missing)}, which this install lacks:"
+            " pip install 'acpwire[backend]'",
+            file=sys.stderr,
+        )
+        return 2
     from acpwire.config import ConfigError, load_settings
 
     try:

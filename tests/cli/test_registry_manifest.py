@@ -25,7 +25,8 @@ def test_manifest_fields_and_version_match_the_package() -> None:
         assert data.get(key), f"agent.json lacks {key}"
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert data["version"] == version
-    assert data["distribution"]["uvx"]["package"] == f"acpwire=={version}"
+    # The backend's dependencies are the `backend` extra: the core alone cannot serve.
+    assert data["distribution"]["uvx"]["package"] == f"acpwire[backend]=={version}"
 
 
 def test_package_version_matches_pyproject() -> None:

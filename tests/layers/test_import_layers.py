@@ -29,6 +29,7 @@ RULES: list[tuple[str, tuple[str, ...]]] = [
     ("adapter/acpwire/render", ("acpwire.server", "acpwire.rpc", "acpwire.store")),
     ("adapter/acpwire/probe", ("acpwire.server", "acpwire.agent", "acpwire.store")),
     ("adapter/acpwire/approval", ("acpwire.server", "acpwire.rpc")),
+    ("adapter/acpwire/mcp", ("acpwire.server",)),
     ("adapter/acpwire", ("codegen",)),
 ]
 

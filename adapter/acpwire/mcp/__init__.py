@@ -8,5 +8,13 @@ is imported only when a first server starts, so it costs nothing at start-up.
 
 from .host import McpServerHost, SessionServers
 from .naming import allocate_names, sanitize
+from .session import LateStart, McpSession
 
-__all__ = ["McpServerHost", "SessionServers", "allocate_names", "sanitize"]
+__all__ = [
+    "LateStart",
+    "McpServerHost",
+    "McpSession",
+    "SessionServers",
+    "allocate_names",
+    "sanitize",
+]

@@ -28,10 +28,9 @@ import anyio
 import anyio.abc
 
 from acp_v1 import models as m
-from acpwire.server.mcp import LateStart
-from acpwire.server.state import SessionState
 
 from .registry import registry_of
+from .session import LateStart, McpSession
 
 if TYPE_CHECKING:  # the MCP SDK is imported when a first server starts (cold start)
     from .connection import ServerConnection
@@ -40,7 +39,7 @@ if TYPE_CHECKING:  # the MCP SDK is imported when a first server starts (cold st
 logger = logging.getLogger(__name__)
 
 EXTRA_KEY = "mcp"
-"""Key of the session's :class:`SessionServers` in ``SessionState.extra``."""
+"""Key of the session's :class:`SessionServers` in ``McpSession.extra``."""
 
 NO_REGISTRY = "this agent has no tool registry, so MCP tools cannot be offered to it"
 
@@ -109,7 +108,7 @@ class McpServerHost:
 
     async def start(
         self,
-        state: SessionState,
+        state: McpSession,
         servers: list[m.McpServer],
         *,
         wait_s: float | None = None,
@@ -189,7 +188,7 @@ class McpServerHost:
             failures.append((server.name, reason))
         return failures
 
-    async def stop(self, state: SessionState) -> None:
+    async def stop(self, state: McpSession) -> None:
         """Unregister the session's MCP tools and close its servers."""
         entry = state.extra.pop(EXTRA_KEY, None)
         if not isinstance(entry, SessionServers):
@@ -208,7 +207,7 @@ class McpServerHost:
 
     # -- internals -------------------------------------------------------------------
 
-    def _entry(self, state: SessionState, registry: ToolSink) -> SessionServers:
+    def _entry(self, state: McpSession, registry: ToolSink) -> SessionServers:
         entry = state.extra.get(EXTRA_KEY)
         if isinstance(entry, SessionServers) and entry.registry is registry:
             return entry
@@ -232,7 +231,7 @@ class McpServerHost:
 
     async def _finish_late(
         self,
-        state: SessionState,
+        state: McpSession,
         entry: SessionServers,
         connection: ServerConnection,
         loop: asyncio.AbstractEventLoop,

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
 from types import TracebackType
-from typing import Any, Literal, Protocol, Self, TypeAlias
+from typing import Protocol, Self
 
 from acp_v1 import models as m
+from acpwire.mcp.session import LateStart
 
 from .state import SessionState
 
-LateStart: TypeAlias = Callable[
-    [str, Literal["pending", "ready", "failed"], str], Coroutine[Any, Any, None]
-]
-"""Told about a server that was not ready within ``wait_s``: ``(name, "pending", "")`` at
-once, then ``(name, "ready", what it offers)`` or ``(name, "failed", reason)``. Called in
-a task of its own, never inside :meth:`McpHost.start`."""
+__all__ = ["LateStart", "McpHost"]
 
 
 class McpHost(Protocol):
