@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from acpwire.limits import ToolLimits, limits_from_table
+
 logger = logging.getLogger(__name__)
 
 HOME_ENV = "ACPWIRE_HOME"
@@ -50,6 +52,8 @@ class Settings:
     """Variables shell commands keep although their names look like secrets."""
     secret_names: tuple[str, ...] = ()
     """The variables the config home's ``.env`` defines: never passed to commands."""
+    tools: ToolLimits = field(default_factory=ToolLimits)
+    """The ``[tools]`` table: the tools' size and time caps."""
 
     @property
     def config_file(self) -> Path:
@@ -97,8 +101,13 @@ def load_settings(env: Mapping[str, str] | None = None, *, load_env_file: bool =
     data = _read_toml(path)
     model = data.get("model", {})
     backend = data.get("backend", {})
-    if not isinstance(model, dict) or not isinstance(backend, dict):
-        raise ConfigError(f"{path}: [model] and [backend] must be tables")
+    tools = data.get("tools", {})
+    if not isinstance(model, dict) or not isinstance(backend, dict) or not isinstance(tools, dict):
+        raise ConfigError(f"{path}: [model], [backend] and [tools] must be tables")
+    try:
+        limits = limits_from_table(tools)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
     sensitive = backend.get("sensitive_paths", [])
     if not isinstance(sensitive, list) or not all(isinstance(p, str) for p in sensitive):
         raise ConfigError(f"{path}: backend.sensitive_paths must be a list of strings")
@@ -122,6 +131,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, load_env_file: bool =
         env_loaded=bool(loaded),
         env_passthrough=tuple(passthrough),
         secret_names=secret_names,
+        tools=limits,
     )
 
 

@@ -22,6 +22,7 @@ from acp_v1 import models as m
 from acp_v1.interfaces import Client
 from acp_v1.peers import AgentPeer
 from acpwire.config import Settings
+from acpwire.limits import ToolLimits
 from acpwire.link import ClientConnection
 from acpwire.rpc import memory_pair, resource_not_found
 from acpwire.server.app import Runtime, serve
@@ -164,6 +165,7 @@ def make_settings(
     model: str | None = "fake-model",
     extra: Mapping[str, Any] | None = None,
     workers: int = 32,
+    tools: ToolLimits | None = None,
 ) -> Settings:
     values: dict[str, Any] = {"context_window": 32768}
     if model:
@@ -172,7 +174,11 @@ def make_settings(
         values["base_url"] = base_url
     values.update(extra or {})
     return Settings(
-        home=home, file_values=values, approval_timeout_s=approval_timeout, workers=workers
+        home=home,
+        file_values=values,
+        approval_timeout_s=approval_timeout,
+        workers=workers,
+        tools=tools or ToolLimits(),
     )
 
 
@@ -279,6 +285,7 @@ async def rig(
     hold_models: bool = False,
     client_name: str = "test-editor",
     editor: type[EditorClient] = EditorClient,
+    tools: ToolLimits | None = None,
 ) -> AsyncIterator[Rig]:
     """A FakeLLM, a Runtime with its home in ``tmp_path/home`` and a connected editor
     (``editor``: a subclass answering differently).
@@ -293,6 +300,7 @@ async def rig(
             approval_timeout=approval_timeout,
             extra=extra,
             workers=workers,
+            tools=tools,
         )
         runtime = Runtime.create(settings)
         try:

@@ -39,6 +39,7 @@ from acpwire.agent.tools import (
     default_tools,
 )
 from acpwire.agent.tools.todo import restore_todos
+from acpwire.limits import ToolLimits
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +93,7 @@ class DefaultAgent:
         tools: ToolRegistry | None = None,
         runner: CommandRunner | None = None,
         internal_id: str | None = None,
+        limits: ToolLimits | None = None,
     ) -> None:
         if not config.base_url or not config.model:
             raise ConfigError("the agent needs a base_url and a model (use complete_config)")
@@ -101,6 +103,7 @@ class DefaultAgent:
         self.tools = tools if tools is not None else default_tools()
         self._runner: CommandRunner = runner if runner is not None else LocalRunner()
         self._state = SessionState()
+        self._limits = limits or ToolLimits()
         self._lock = threading.Lock()
         self._turn: _Turn | None = None
         self._session_id = internal_id or str(uuid.uuid4())
@@ -254,7 +257,9 @@ class DefaultAgent:
         skip: str | None,
     ) -> None:
         for call in calls:
-            ctx = ToolContext(call.id, cwd, turn.hooks, turn.token, self._runner, self._state)
+            ctx = ToolContext(
+                call.id, cwd, turn.hooks, turn.token, self._runner, self._state, self._limits
+            )
             reason = skip or (INTERRUPTED if turn.token.cancelled else None)
             outcome = run_call(call, ctx, self.tools, reason)
             messages.append(

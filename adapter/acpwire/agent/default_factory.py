@@ -23,6 +23,7 @@ from acpwire.agent.config import (
     complete_config,
     resolve_config,
 )
+from acpwire.limits import ToolLimits
 
 if TYPE_CHECKING:
     from acpwire.agent.seam import SyncAgent
@@ -40,9 +41,14 @@ class DefaultAgentFactory:
     setup_hint = "Run `acpwire --setup`, or set OPENAI_BASE_URL and ACPWIRE_MODEL."
 
     def __init__(
-        self, file_values: Mapping[str, object], env: Mapping[str, str] | None = None
+        self,
+        file_values: Mapping[str, object],
+        env: Mapping[str, str] | None = None,
+        *,
+        limits: ToolLimits | None = None,
     ) -> None:
         self._file_values = dict(file_values)
+        self._limits = limits or ToolLimits()
         self._env = os.environ if env is None else env
         self._lock = threading.Lock()
         self._config: AgentConfig | None = None
@@ -52,7 +58,7 @@ class DefaultAgentFactory:
     @classmethod
     def from_settings(cls, settings: Settings) -> DefaultAgentFactory:
         """The factory of the config home's ``[model]`` table (``--agent default``)."""
-        return cls(settings.file_values)
+        return cls(settings.file_values, limits=settings.tools)
 
     def _resolve(self) -> AgentConfig | None:
         with self._lock:
@@ -141,4 +147,4 @@ class DefaultAgentFactory:
             config = dataclasses.replace(config, model=model)
         from acpwire.agent.default import DefaultAgent  # the HTTP client loads with the first agent
 
-        return DefaultAgent(config, internal_id=internal_id)
+        return DefaultAgent(config, internal_id=internal_id, limits=self._limits)

@@ -7,17 +7,21 @@ point at. The public names are re-exported here.
 from .content import (
     IMAGE_PLACEHOLDER,
     MAX_INLINE_BYTES,
+    MAX_TOTAL_BYTES,
     PROMPT_CAPABILITIES,
     ContentPart,
     PromptContent,
+    left_out_message,
     prompt_to_model_content,
 )
 
 __all__ = [
     "IMAGE_PLACEHOLDER",
     "MAX_INLINE_BYTES",
+    "MAX_TOTAL_BYTES",
     "PROMPT_CAPABILITIES",
     "ContentPart",
     "PromptContent",
+    "left_out_message",
     "prompt_to_model_content",
 ]

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from acp_v1 import models as m
+from acpwire.limits import ToolLimits
 
 from .sources import (
     AttachError,
@@ -36,6 +37,8 @@ _log = logging.getLogger(__name__)
 
 MAX_INLINE_BYTES: Final = 512 * 1024
 """Cap on the bytes of one attached file or image that are passed to the model."""
+MAX_TOTAL_BYTES: Final = ToolLimits().max_attachments_bytes
+"""Default cap on all the attachments of one prompt (``[tools] max_attachments_bytes``)."""
 
 PROMPT_CAPABILITIES: Final = MappingProxyType(
     {"image": True, "audio": False, "embeddedContext": True}
@@ -62,6 +65,8 @@ class PromptContent:
     """Text for history titles and queues; attachments appear as short placeholders."""
     notes: list[str] = field(default_factory=list)
     """Human-readable notes on attachments that were omitted, cut or unreadable."""
+    left_out: list[str] = field(default_factory=list)
+    """The attachments left out because the prompt's total was over its cap."""
 
     @property
     def is_empty(self) -> bool:
@@ -72,9 +77,12 @@ class PromptContent:
 
 
 class _Builder:
-    def __init__(self, cwd: str, accepts_images: bool) -> None:
+    def __init__(self, cwd: str, accepts_images: bool, max_total: int) -> None:
         self.cwd = cwd
         self.accepts_images = accepts_images
+        self.max_total = max_total
+        self.budget = max_total
+        self.left_out: list[str] = []
         self.parts: list[ContentPart] = []
         self.display: list[str] = []
         self.notes: list[str] = []
@@ -86,6 +94,18 @@ class _Builder:
         _log.info("prompt attachment: %s", text)
         self.notes.append(text)
         self.text(text)
+
+    def fits(self, size: int, name: str) -> bool:
+        """Take ``size`` bytes of the prompt's attachment budget, or note ``name`` as left out."""
+        if size <= self.budget:
+            self.budget -= size
+            return True
+        self.left_out.append(name)
+        self.note(
+            f"[Attachment left out: {name}: the attachments of one prompt may total"
+            f" {self.max_total} bytes]"
+        )
+        return False
 
     def image_refusal(self, size: int, mime: str) -> str | None:
         if not self.accepts_images:
@@ -102,7 +122,8 @@ class _Builder:
         if refusal is not None:
             self.note(f"{refusal} ({name})" if name else refusal)
             return
-        self.inline_image(data, mime, label)
+        if self.fits(len(data), name or "an image"):
+            self.inline_image(data, mime, label)
 
     def inline_image(self, data: bytes, mime: str, label: str | None) -> None:
         if label:
@@ -121,6 +142,8 @@ class _Builder:
             return
         if text is None:
             text = data.decode("latin-1")
+        if not self.fits(len(data), where.split(": ", 1)[-1]):
+            return
         if truncated:
             header += f" (truncated to {MAX_INLINE_BYTES} of {total} bytes)"
             self.notes.append(header)
@@ -178,6 +201,9 @@ class _Builder:
             self.add_image_file(path, mime, display)
             return
         self.display.append(f"[Attached file: {display}]")
+        if self.budget <= 0:  # nothing more fits: not even read
+            self.fits(1, str(path))
+            return
         try:
             data, total = read_capped(path, MAX_INLINE_BYTES)
         except AttachError as exc:
@@ -200,7 +226,8 @@ class _Builder:
         if refusal is not None:
             self.note(f"{refusal} ({display})")
             return
-        self.inline_image(data, mime, f"[Attached image: {display}]\nPath: {path}")
+        if self.fits(len(data), str(path)):
+            self.inline_image(data, mime, f"[Attached image: {display}]\nPath: {path}")
 
     def add_embedded(self, block: m.ContentBlockResource) -> None:
         resource = block.resource
@@ -228,16 +255,21 @@ class _Builder:
 
 
 def prompt_to_model_content(
-    blocks: list[m.ContentBlock], *, cwd: str, accepts_images: bool
+    blocks: list[m.ContentBlock],
+    *,
+    cwd: str,
+    accepts_images: bool,
+    max_total_bytes: int = MAX_TOTAL_BYTES,
 ) -> PromptContent:
     """Build the model's user content from a prompt's blocks.
 
     ``cwd`` is the session's working directory: relative paths and ``file:`` URIs are
-    resolved against it, never against the process cwd. Unreadable, binary, oversized or
+    resolved against it, never against the process cwd. The attachments together take at
+    most ``max_total_bytes``; the rest are left out (``left_out``) with a note. Unreadable, binary, oversized or
     unsupported attachments become notes; this function only raises for a list item that is
     not a content block at all (a programming error).
     """
-    builder = _Builder(cwd, accepts_images)
+    builder = _Builder(cwd, accepts_images, max_total_bytes)
     for block in blocks:
         builder.add(block)
     parts = builder.parts
@@ -247,4 +279,15 @@ def prompt_to_model_content(
     else:
         content = parts
     display = "\n".join(builder.display).strip()
-    return PromptContent(content=content, display_text=display, notes=builder.notes)
+    return PromptContent(
+        content=content, display_text=display, notes=builder.notes, left_out=builder.left_out
+    )
+
+
+def left_out_message(names: list[str], cap: int) -> str:
+    """What the user is told when attachments were left out of a prompt."""
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    return (
+        f"Left out of this prompt: {shown}. The attachments of one prompt may total {cap} bytes"
+        " ([tools] max_attachments_bytes); the model was told what is missing."
+    )

@@ -28,7 +28,7 @@ import anyio
 
 from acp_v1 import models as m
 from acpwire.agent.seam import TurnResult
-from acpwire.attachments import PromptContent, prompt_to_model_content
+from acpwire.attachments import PromptContent, left_out_message, prompt_to_model_content
 
 from . import commands, options
 from .bridge import TurnBridge
@@ -155,7 +155,12 @@ class TurnRunner:
         cancels this prompt before its turn starts."""
         if state.cancel_epoch != epoch and not state.running:
             return m.PromptResponse(stop_reason="cancelled")
-        content = prompt_to_model_content(list(params.prompt), cwd=state.cwd, accepts_images=True)
+        cap = self.backend.settings.tools.max_attachments_bytes
+        content = prompt_to_model_content(
+            list(params.prompt), cwd=state.cwd, accepts_images=True, max_total_bytes=cap
+        )
+        if content.left_out:
+            await self.backend.notifier.message(state.id, left_out_message(content.left_out, cap))
         text = content.display_text.strip()
         if content.is_empty:
             return m.PromptResponse(stop_reason="end_turn")

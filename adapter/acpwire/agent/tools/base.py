@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from acpwire.agent.cancel import CancelToken
 from acpwire.agent.seam import CommandPlan, PlanItem, TurnHooks
+from acpwire.limits import ToolLimits
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -73,6 +74,8 @@ class ToolContext:
     cancel: CancelToken
     runner: CommandRunner
     state: SessionState
+    limits: ToolLimits = field(default_factory=ToolLimits)
+    """The size and time caps of the file and search tools (``[tools]`` in config.toml)."""
 
 
 class Tool(Protocol):

@@ -16,6 +16,7 @@ from pathlib import Path
 from acpwire.agent.seam import EditorRefused, EditProposal
 from acpwire.agent.tools.args import ToolArgError
 from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure
+from acpwire.agent.tools.regular import FileRefused, check_regular, read_regular, too_large
 
 EDIT_DENIED = "Edit denied by the user; file was not modified."
 
@@ -38,24 +39,42 @@ def split_lines(text: str) -> list[str]:
 
 
 def read_text(ctx: ToolContext, path: str) -> str | None:
-    """The text of ``path`` (editor buffer first, then disk); None when it does not exist."""
+    """The text of ``path`` (editor buffer first, then disk); None when it does not exist.
+
+    A device, FIFO or socket (or a link to one) is refused before the editor or the disk
+    is asked, and so is a file over ``[tools] max_file_bytes``."""
+    cap = ctx.limits.max_file_bytes
+    try:
+        check_regular(path)
+    except FileRefused:
+        raise
+    except ToolArgError:
+        pass  # not stat-able here (permissions...): the editor may still read it
     text = ctx.hooks.read_text_file(path)
     if text is not None:
+        if len(text) > cap:
+            raise too_large(path, len(text), cap)
         return text
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
+    data = read_regular(path, cap)
+    if data is None:
         return None
-    except IsADirectoryError as exc:
-        raise ToolArgError(f"{path} is a directory, not a file") from exc
-    except OSError as exc:
-        raise ToolArgError(f"cannot read {path}: {exc.strerror or exc}") from exc
     if b"\0" in data[:8192]:
         raise ToolArgError(f"{path} looks like a binary file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ToolArgError(f"{path} is not UTF-8 text") from exc
+
+
+def check_size(ctx: ToolContext, path: str, text: str) -> None:
+    """Refuse an edit whose resulting text is over ``[tools] max_file_bytes``."""
+    cap = ctx.limits.max_file_bytes
+    size = len(text) if len(text) > cap else len(text.encode("utf-8", "surrogatepass"))
+    if size > cap:
+        raise ToolArgError(
+            f"the new content of {path} would be {size} bytes, over the cap of {cap} bytes "
+            "([tools] max_file_bytes): nothing was written"
+        )
 
 
 def read_existing(ctx: ToolContext, path: str) -> str:

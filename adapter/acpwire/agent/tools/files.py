@@ -9,6 +9,7 @@ from acpwire.agent.tools.args import opt_int, req_str
 from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure, success
 from acpwire.agent.tools.fileio import (
     FileChange,
+    check_size,
     commit_changes,
     read_text,
     resolve_path,
@@ -54,10 +55,15 @@ class ReadFileTool:
         if offset > len(lines):
             return failure(f"offset {offset} is past the end of the file ({len(lines)} lines)")
         window = lines[offset - 1 : offset - 1 + limit]
-        numbered = [
-            f"{number:>6}|{_clip(line)}" for number, line in enumerate(window, start=offset)
-        ]
-        last = offset + len(window) - 1
+        numbered: list[str] = []
+        budget = ctx.limits.max_result_chars
+        for number, line in enumerate(window, start=offset):
+            entry = f"{number:>6}|{_clip(line)}"
+            budget -= len(entry) + 1
+            if budget < 0 and numbered:  # over [tools] max_result_chars: the rest is paged
+                break
+            numbered.append(entry)
+        last = offset + len(numbered) - 1
         if last < len(lines):
             numbered.append(f"... ({len(lines)} lines in total; continue with offset={last + 1})")
         return ToolOutcome("\n".join(numbered))
@@ -90,6 +96,7 @@ class WriteFileTool:
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         path = resolve_path(ctx.cwd, req_str(args, "path"))
         content = req_str(args, "content", allow_empty=True)
+        check_size(ctx, path, content)
         old_text = read_text(ctx, path)
         result = {"path": path, "bytes_written": len(content.encode("utf-8"))}
         if old_text == content:

@@ -29,8 +29,12 @@ class Replacement:
     strategy: str
 
 
-def fuzzy_replace(text: str, old: str, new: str, *, replace_all: bool = False) -> Replacement:
-    """Replace ``old`` with ``new`` in ``text``; raises :class:`PatchError` when it cannot."""
+def fuzzy_replace(
+    text: str, old: str, new: str, *, replace_all: bool = False, max_chars: int | None = None
+) -> Replacement:
+    """Replace ``old`` with ``new`` in ``text``; raises :class:`PatchError` when it cannot,
+    or when the result would be longer than ``max_chars`` (checked from the match count,
+    before the result is built)."""
     if not old:
         raise PatchError("old_string must not be empty")
     if old == new:
@@ -38,9 +42,10 @@ def fuzzy_replace(text: str, old: str, new: str, *, replace_all: bool = False) -
     crlf = "\r\n" in text
     work = text.replace("\r\n", "\n")
     old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
+    cap = max_chars
     result = (
-        _exact(work, old, new, replace_all)
-        or _whitespace_insensitive(work, old, new, replace_all)
+        _exact(work, old, new, replace_all, cap)
+        or _whitespace_insensitive(work, old, new, replace_all, cap)
         or _similar(work, old, new, replace_all)
     )
     if result is None:
@@ -60,12 +65,21 @@ def _ambiguous(count: int) -> PatchError:
     )
 
 
-def _exact(text: str, old: str, new: str, replace_all: bool) -> Replacement | None:
+def _too_large(size: int, cap: int | None) -> None:
+    if cap is not None and size > cap:
+        raise PatchError(
+            f"the edited file would be at least {size} characters, over the cap of {cap} bytes"
+            " ([tools] max_file_bytes): nothing was changed"
+        )
+
+
+def _exact(text: str, old: str, new: str, replace_all: bool, cap: int | None) -> Replacement | None:
     count = text.count(old)
     if count == 0:
         return None
     if count > 1 and not replace_all:
         raise _ambiguous(count)
+    _too_large(len(text) + count * (len(new) - len(old)), cap)
     return Replacement(text.replace(old, new), count, "exact")
 
 
@@ -128,7 +142,9 @@ def _splice(
     return "\n".join(result)
 
 
-def _whitespace_insensitive(text: str, old: str, new: str, replace_all: bool) -> Replacement | None:
+def _whitespace_insensitive(
+    text: str, old: str, new: str, replace_all: bool, cap: int | None
+) -> Replacement | None:
     file_lines = text.split("\n")
     old_lines, lead, trail = _trim_blank(old.split("\n"))
     if not old_lines:
@@ -145,6 +161,7 @@ def _whitespace_insensitive(text: str, old: str, new: str, replace_all: bool) ->
     if len(starts) > 1 and not replace_all:
         raise _ambiguous(len(starts))
     new_lines = _new_lines(old_lines, new, lead, trail)
+    _too_large(len(starts) * sum(len(line) + 1 for line in new_lines), cap)  # a lower bound
     return Replacement(
         _splice(file_lines, starts, size, old_lines, new_lines), len(starts), "whitespace"
     )

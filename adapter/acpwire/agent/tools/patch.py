@@ -13,6 +13,7 @@ from acpwire.agent.tools.args import ToolArgError, opt_bool, opt_str, req_str
 from acpwire.agent.tools.base import ToolContext, ToolOutcome, success
 from acpwire.agent.tools.fileio import (
     FileChange,
+    check_size,
     commit_changes,
     read_existing,
     read_text,
@@ -62,8 +63,13 @@ class PatchTool:
         new_string = req_str(args, "new_string", allow_empty=True)
         old_text = read_existing(ctx, path)
         replaced = fuzzy_replace(
-            old_text, old_string, new_string, replace_all=opt_bool(args, "replace_all", False)
+            old_text,
+            old_string,
+            new_string,
+            replace_all=opt_bool(args, "replace_all", False),
+            max_chars=ctx.limits.max_file_bytes,
         )
+        check_size(ctx, path, replaced.text)
         denied = commit_changes(ctx, [FileChange(path, old_text, replaced.text)])
         if denied is not None:
             return denied
@@ -78,6 +84,7 @@ class PatchTool:
                 if read_text(ctx, path) is not None:
                     raise ToolArgError(f"cannot add {path}: it already exists (use Update File)")
                 content = "\n".join(op.added) + "\n" if op.added else ""
+                check_size(ctx, path, content)
                 changes.append(FileChange(path, None, content))
                 report.append({"path": path, "action": "added"})
                 continue
@@ -87,6 +94,7 @@ class PatchTool:
                 report.append({"path": path, "action": "deleted"})
                 continue
             new_text = apply_hunks(old_text, op.hunks, path)
+            check_size(ctx, path, new_text)
             if op.move_to is None:
                 changes.append(FileChange(path, old_text, new_text))
                 report.append({"path": path, "action": "updated"})
