@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
-CODE   := codegen generated adapter tests bench
+CODE   := codegen generated adapter tests bench examples
 
 .DEFAULT_GOAL := help
 .PHONY: help install run demo regen check-generated schema-update lint type pytest test bench hermes-venv clean

@@ -111,21 +111,22 @@ __all__ = [
     "models",
 ]
 
-__getattr__, __dir__ = lazy_attributes(
-    __name__,
-    {
-        "Agent": "interfaces",
-        "Client": "interfaces",
-        "AgentPeer": "peers",
-        "ClientPeer": "peers",
-        "METHODS": "methods",
-        "MethodSpec": "methods",
-    },
-    {
-        "dispatch": lambda: importlib.import_module(f"{__name__}.dispatch"),
-        "models": lambda: importlib.import_module(f"{__name__}.models"),
-    },
-)
+if not TYPE_CHECKING:  # type checkers read the imports above, and know no other names
+    __getattr__, __dir__ = lazy_attributes(
+        __name__,
+        {
+            "Agent": "interfaces",
+            "Client": "interfaces",
+            "AgentPeer": "peers",
+            "ClientPeer": "peers",
+            "METHODS": "methods",
+            "MethodSpec": "methods",
+        },
+        {
+            "dispatch": lambda: importlib.import_module(f"{__name__}.dispatch"),
+            "models": lambda: importlib.import_module(f"{__name__}.models"),
+        },
+    )
 '''
 """``acp_v1/__init__.py`` after its header, whose docstring it continues."""
 

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         TurnResult,
         TurnUsage,
     )
+    from acpwire.builders import text_chunk
     from acpwire.link import AgentConnection, ClientConnection, SpawnedAgent, spawn_agent
     from acpwire.rpc import (
         ConnectionClosedError,
@@ -91,6 +92,7 @@ _WHERE: dict[str, str] = {
         "acpwire.rpc",
     ),
     "AgentSpecError": "acpwire.server.choice",
+    "text_chunk": "acpwire.builders",
     **dict.fromkeys(["run_stdio", "serve"], "acpwire.server.stdio"),
 }
 
@@ -127,13 +129,18 @@ __all__ = [
     "serve",
     "spawn_agent",
     "stdio_streams",
+    "text_chunk",
 ]
 
 
-def __getattr__(name: str) -> Any:
+def _load(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'acpwire' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+if not TYPE_CHECKING:  # type checkers read the imports above, and know no other names
+    __getattr__ = _load
