@@ -29,7 +29,11 @@ from bench.model_server import AUX_REPLY, BenchModelServer
 REPO = Path(__file__).resolve().parents[2]
 VENV_PYTHON = REPO / "bench" / ".venvs" / "hermes-acpwire" / "bin" / "python"
 U = TypeVar("U")
-Chunk = m.SessionUpdateAgentMessageChunk | m.SessionUpdateAgentThoughtChunk
+Chunk = (
+    m.SessionUpdateAgentMessageChunk
+    | m.SessionUpdateAgentThoughtChunk
+    | m.SessionUpdateUserMessageChunk
+)
 DEAD_PROXY = "http://127.0.0.1:9"
 MODEL = "bench-model"
 STEP_S = 90.0

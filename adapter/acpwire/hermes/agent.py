@@ -22,7 +22,7 @@ from acpwire.agent.cancel import CancelToken
 from acpwire.agent.seam import Message, ToolEnd, TurnHooks, TurnResult
 from acpwire.hermes.mcp_tools import HermesTools
 from acpwire.hermes.modules import hermes_module
-from acpwire.hermes.results import COUNTERS, turn_result, usage_delta
+from acpwire.hermes.results import COUNTERS, turn_result, usage_delta, without_bookkeeping
 from acpwire.hermes.turn import CallIds, bind_turn, turn_callbacks
 
 logger = logging.getLogger(__name__)
@@ -69,6 +69,24 @@ class HermesAgent:
         if provider and self._home_provider and provider != self._home_provider:
             return f"{provider}:{self.model}"
         return self.model
+
+    def runtime_facts(self) -> dict[str, str]:
+        """Provider, base URL and API mode: the snapshot hermes-acp stores with a session
+        (``model_config``) so a restore reaches the same endpoint."""
+        a = self._agent
+        return {
+            name: value.strip()
+            for name in ("provider", "base_url", "api_mode")
+            if isinstance(value := getattr(a, name, None), str) and value.strip()
+        }
+
+    def persists_to(self, db: Any) -> bool:
+        """Whether Hermes writes this session's messages to ``db`` itself (it appends
+        them as they happen once its session row exists)."""
+        a = self._agent
+        return getattr(a, "_session_db", None) is db and bool(
+            getattr(a, "_session_db_created", False)
+        )
 
     def set_model(self, model: str) -> None:
         """``model``, or ``provider:model`` (Hermes' own syntax, as hermes-acp accepts it):
@@ -162,7 +180,7 @@ class HermesAgent:
             task_id=self._task_id,
             force=force,
         )
-        return list(messages)
+        return without_bookkeeping(messages)
 
     def _counters(self) -> dict[str, int]:
         return {name: int(getattr(self._agent, f"session_{name}", 0) or 0) for name in COUNTERS}

@@ -17,6 +17,7 @@ from typing import Any
 
 from acpwire.agent.config import ConfigError, ModelList
 from acpwire.hermes.agent import HermesAgent, provider_runtime, split_model_choice
+from acpwire.hermes.catalog import HermesCatalog, open_state_db
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +38,12 @@ class HermesAgentFactory:
         self._problem: str | None = None
         self._models = ModelList()
         self._mcp_discovered = False
+        self._catalog = HermesCatalog(open_state_db)
+
+    def session_catalog(self) -> HermesCatalog:
+        """Hermes' state.db, the store of record of the sessions (the server keeps it in
+        step; every ``AIAgent`` writes its messages there)."""
+        return self._catalog
 
     @staticmethod
     def _model_config() -> tuple[str, str | None]:
@@ -136,6 +143,13 @@ class HermesAgentFactory:
                 logger.warning("Hermes MCP discovery failed: %s", exc)
         return [f"mcp-{name}" for name in names]
 
+    def _session_db(self) -> Any:
+        try:
+            return self._catalog.db()
+        except Exception as exc:  # the session goes on with acpwire's database only
+            logger.warning("Hermes' state.db cannot be opened: %s", exc)
+            return None
+
     def create(
         self, session_id: str, cwd: str, model: str | None, internal_id: str | None = None
     ) -> HermesAgent:
@@ -151,6 +165,9 @@ class HermesAgentFactory:
                 runtime = provider_runtime(provider)
             except Exception as exc:
                 raise ConfigError(f"Hermes cannot use provider {provider!r}: {exc}") from exc
+        db = self._session_db()
+        if internal_id and db is not None:
+            self._catalog.resume(internal_id)
         kwargs: dict[str, Any] = {
             "platform": "acp",
             "quiet_mode": True,
@@ -158,6 +175,9 @@ class HermesAgentFactory:
             # Hermes keys its state by this id: a restored session resumes its internal one.
             "session_id": internal_id or session_id,
             "model": model,
+            # Hermes appends the messages there itself and rotates its session on
+            # compression, as under hermes-acp.
+            "session_db": db,
             "args": list(runtime.get("args") or []),
             **{
                 k: runtime.get(k)

@@ -109,7 +109,7 @@ def turn_result(
         error = str(result.get("error") or final or result.get("failure_reason") or "failed")
     steer = result.get("pending_steer")
     return TurnResult(
-        messages=list(messages),
+        messages=without_bookkeeping(messages),
         # An interrupted turn's "final response" is Hermes' interrupt notice.
         final_text=final if stop not in ("cancelled", "error") else None,
         stop=stop,
@@ -118,3 +118,16 @@ def turn_result(
         pending_steer=steer if isinstance(steer, str) and steer else None,
         streamed=streamed and not result.get("response_transformed"),
     )
+
+
+_BOOKKEEPING = "_db_persisted"
+"""The mark Hermes stamps on each message it has written to its database."""
+
+
+def without_bookkeeping(messages: list[Message]) -> list[Message]:
+    """``messages`` without Hermes' in-process marks, as acpwire stores them (the mark
+    would make every saved message differ from its stored row)."""
+    return [
+        {k: v for k, v in m.items() if k != _BOOKKEEPING} if _BOOKKEEPING in m else m
+        for m in messages
+    ]

@@ -100,7 +100,11 @@ class Runtime:
     def create(cls, settings: Settings, factory: AgentFactory | None = None) -> Runtime:
         store, problem = open_store(settings)
         factory = factory or choose_factory(settings)
-        manager = SessionManager(store, factory, store_problem=problem)
+        # An agent with a session database of its own (Hermes) offers it as a catalog.
+        catalog = getattr(factory, "session_catalog", None)
+        manager = SessionManager(
+            store, factory, store_problem=problem, catalog=catalog() if catalog else None
+        )
         check_in_background(manager)
         probe_sandbox_in_background()
         return cls(settings, manager, factory)

@@ -184,7 +184,7 @@ class BackendCore:
         internal = state.record.internal_id
         if internal is None:
             return None
-        meta = provenance_meta(self.manager.store, state.id, internal)
+        meta = provenance_meta(self.manager.lineage, state.id, internal)
         return dict(meta) if meta is not None else None
 
     async def _session_setup(

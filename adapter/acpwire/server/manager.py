@@ -14,7 +14,9 @@ import uuid
 
 from acpwire.agent.factory import AgentFactory
 from acpwire.agent.seam import Message, SyncAgent
+from acpwire.provenance import InternalSessionSource
 from acpwire.store import UNSET, SessionRecord, SessionStore, Unset
+from acpwire.store.catalog import ForeignSession, SessionCatalog
 
 from .lazy import LazyAgent
 from .state import DEFAULT_MODE, SessionState
@@ -26,16 +28,52 @@ class SessionManager:
     """Create, get, fork, list, update and remove sessions."""
 
     def __init__(
-        self, store: SessionStore, factory: AgentFactory, *, store_problem: str | None = None
+        self,
+        store: SessionStore,
+        factory: AgentFactory,
+        *,
+        store_problem: str | None = None,
+        catalog: SessionCatalog | None = None,
     ):
         self.store = store
         self.factory = factory
+        self.catalog = catalog
+        """The agent's own session database kept in step (Hermes' state.db), or None."""
         self.store_problem = store_problem
         """Why sessions are not being persisted (the database could not be opened), or None."""
         self.store_warning: str | None = None
         """What a background integrity check found wrong with the database, or None."""
         self._open: dict[str, SessionState] = {}
         self._lock = threading.RLock()
+
+    @property
+    def lineage(self) -> InternalSessionSource:
+        """Where provenance reads the internal session chain: the agent's own database
+        when it has one (it records compression itself), else acpwire's."""
+        return self.catalog if self.catalog is not None else self.store
+
+    def _tell(self, event: str, *args: object) -> None:
+        """Notify the catalog; its failures never fail the session (logged)."""
+        if self.catalog is None:
+            return
+        try:
+            getattr(self.catalog, event)(*args)
+        except Exception:
+            logger.warning("agent session database: %s failed", event, exc_info=True)
+
+    def _adopt(self, foreign: ForeignSession) -> SessionRecord:
+        """Copy a session of the agent's database into acpwire's (its first use here)."""
+        record = self.store.create_session(foreign.record)
+        if foreign.transcript:
+            # Not touched: the session keeps the agent database's update time.
+            self.store.append_messages(record.id, foreign.transcript, touch=False)
+            if foreign.history != foreign.transcript:
+                self.store.replace_live_history(record.id, foreign.history)
+        internal = record.internal_id or record.id
+        if self.store.get_internal_session(internal) is None:
+            self.store.record_internal_session(internal, record.id, None, "adopted")
+        logger.info("adopted session %s from the agent's database", record.id)
+        return self.store.get_session(record.id) or record
 
     def _register(
         self, record: SessionRecord, agent: SyncAgent, history: list[Message]
@@ -74,6 +112,7 @@ class SessionManager:
             SessionRecord(id=session_id, cwd=cwd, model=agent.model, mode=DEFAULT_MODE)
         )
         record = self._record_lineage(record, agent, None, "new")
+        self._tell("session_created", record, agent)
         logger.info("created session %s in %s (model %s)", session_id, cwd, agent.model)
         return self._register(record, agent, [])
 
@@ -89,6 +128,13 @@ class SessionManager:
             if state is not None:
                 return state
             record = self.store.get_session(session_id)
+            if record is None and self.catalog is not None:
+                try:
+                    foreign = self.catalog.foreign_session(session_id)
+                except Exception:
+                    logger.warning("reading the agent's session database failed", exc_info=True)
+                    foreign = None
+                record = None if foreign is None else self._adopt(foreign)
             if record is None:
                 return None
             history = self.store.live_history(session_id)
@@ -118,7 +164,10 @@ class SessionManager:
         record = self.store.fork_session(source_id, new_id, cwd)
         agent = self.factory.create(new_id, cwd, record.model)
         record = self._record_lineage(record, agent, source.record.internal_id, "fork")
-        return self._register(record, agent, self.store.live_history(new_id))
+        history = self.store.live_history(new_id)
+        self._tell("session_created", record, agent)
+        self._tell("session_saved", record, agent, history)
+        return self._register(record, agent, history)
 
     def update(
         self,
@@ -141,6 +190,8 @@ class SessionManager:
             mode=mode,
             config_options=config_options,
         )
+        if cwd is not UNSET or model is not UNSET or title is not UNSET:
+            self._tell("session_saved", state.record, state.agent, None)
 
     def append_messages(self, state: SessionState, messages: list[Message]) -> None:
         self.store.append_messages(state.id, messages)
@@ -160,6 +211,7 @@ class SessionManager:
         the session's copy follows only once the database has it."""
         self.store.replace_live_history(state.id, history, touch=True)
         state.history = history
+        self._tell("session_saved", state.record, state.agent, history)
 
     def rotate_internal(self, state: SessionState, new_id: str, reason: str) -> str | None:
         """Record that the agent's internal id moved; returns the previous one."""
@@ -175,7 +227,17 @@ class SessionManager:
         self, cwd: str | None, cursor: str | None, limit: int
     ) -> tuple[list[SessionRecord], str | None]:
         """What ``session/list`` shows: sessions that have a conversation (as hermes-acp, a
-        thread opened and left empty is not listed; it can still be loaded by id)."""
+        thread opened and left empty is not listed; it can still be loaded by id).
+        With a catalog, its sessions acpwire has not seen yet are adopted first."""
+        if self.catalog is not None:
+            with self._lock:
+                try:
+                    for foreign in self.catalog.foreign_sessions(
+                        lambda sid: self.store.get_session(sid) is not None
+                    ):
+                        self._adopt(foreign)
+                except Exception:
+                    logger.warning("listing the agent's session database failed", exc_info=True)
         return self.store.list_sessions(cwd=cwd, cursor=cursor, limit=limit, with_history=True)
 
     def close(self, session_id: str) -> SessionState | None:
@@ -188,7 +250,10 @@ class SessionManager:
 
     def delete(self, session_id: str) -> bool:
         self.close(session_id)
-        return self.store.delete_session(session_id)
+        deleted = self.store.delete_session(session_id)
+        if deleted:
+            self._tell("session_deleted", session_id)
+        return deleted
 
     def open_sessions(self) -> list[SessionState]:
         with self._lock:

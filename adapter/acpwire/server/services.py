@@ -261,5 +261,5 @@ class SessionServices:
         """The agent's internal id moved: record the lineage, tell the client."""
         manager = self.backend.manager
         previous = await self.backend.blocking(manager.rotate_internal, self.state, new_id, reason)
-        meta = provenance_meta(manager.store, self.state.id, new_id, previous)
+        meta = provenance_meta(manager.lineage, self.state.id, new_id, previous)
         await self.backend.turns.send_info(self.state, meta=dict(meta) if meta else None)

@@ -3,6 +3,7 @@
 Works on plain Python data (chat messages are OpenAI-style dicts); knows nothing of ACP.
 """
 
+from acpwire.store.catalog import ForeignSession, SessionCatalog
 from acpwire.store.db import MEMORY
 from acpwire.store.errors import (
     SessionExistsError,
@@ -35,11 +36,13 @@ __all__ = [
     "ApprovalKind",
     "ApprovalRecord",
     "Decision",
+    "ForeignSession",
     "HistoryChange",
     "InternalSessionRecord",
     "JsonObject",
     "Message",
     "RecoveryPolicy",
+    "SessionCatalog",
     "SessionExistsError",
     "SessionRecord",
     "SessionStore",

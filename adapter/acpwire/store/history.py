@@ -74,8 +74,11 @@ def _kept_rows(old: Sequence[str], new: Sequence[str]) -> dict[int, int]:
 class HistoryMixin(Database):
     """Message storage; see the module docstring for the live/archived model."""
 
-    def append_messages(self, session_id: str, messages: Sequence[Message]) -> list[int]:
-        """Append to the live history in one transaction; return the new rows' ``seq``."""
+    def append_messages(
+        self, session_id: str, messages: Sequence[Message], *, touch: bool = True
+    ) -> list[int]:
+        """Append to the live history in one transaction; return the new rows' ``seq``.
+        ``touch`` (the default) marks the session used now."""
         encoded = _encode(session_id, messages)
         if not encoded:
             return []
@@ -83,7 +86,8 @@ class HistoryMixin(Database):
         with self._write() as conn:
             self._require_session(conn, session_id)
             seqs = self._insert_live(conn, session_id, encoded, now)
-            self._touch(conn, session_id, now)
+            if touch:
+                self._touch(conn, session_id, now)
             return seqs
 
     def replace_live_history(
