@@ -24,10 +24,12 @@ from tests.support.fake_llm import FakeLLM
 pytestmark = pytest.mark.subprocess
 
 
-def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    home: Path, *args: str, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*ACPWIRE, *args],
-        env=child_env(home),
+        env={**child_env(home), **(extra_env or {})},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -63,6 +65,16 @@ def test_check_with_a_reachable_model_server_passes(tmp_path: Path) -> None:
     assert line.startswith("acpwire check OK"), line
     assert "1 model(s)" in line and str(home) in line
     assert "Traceback" not in result.stderr
+
+
+def test_check_says_how_to_get_the_sandbox(tmp_path: Path) -> None:
+    missing = str(tmp_path / "no-such-bwrap")
+    with FakeLLM() as llm:
+        home = write_home(tmp_path / "home", llm.base_url)
+        result = run_cli(home, "--check", extra_env={"ACPWIRE_BWRAP": missing})
+    line = one_line(result.stdout)
+    assert line.startswith("acpwire check OK"), line
+    assert "no command sandbox" in line and "apt-get install bubblewrap" in line
 
 
 def test_check_without_a_model_server_fails_in_one_line(tmp_path: Path) -> None:
