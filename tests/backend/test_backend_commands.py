@@ -232,3 +232,24 @@ async def test_the_home_as_workspace_keeps_start_up_files_read_only(
             assert (home / "notes.txt").read_text() == "fine\n"  # the workspace is writable
             assert (home / ".bashrc").read_text() == "# mine\n"
             assert not (home / ".config" / "systemd" / "user" / "evil.service").exists()
+
+
+async def test_without_a_sandbox_reads_of_secrets_are_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cat`` is on the read-only list, but not for the backend's own environment, the
+    config home, or a planted link to it."""
+    no_sandbox(monkeypatch, tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-secret")
+    async with rig(tmp_path) as r:
+        r.editor.policy.answer = "deny"
+        home = tmp_path / "home"
+        (home / ".env").write_text("OTHER_KEY=sk-dotenv-secret\n")
+        (r.workspace / "notes.txt").symlink_to(home / ".env")
+        sid = await r.new()
+        for index, command in enumerate(
+            ["cat /proc/*/environ", f"cat {home}/.env", "cat notes.txt", "grep -r KEY ."]
+        ):
+            output = await _turn(r, sid, command)
+            assert len(r.editor.policy.requests) == index + 1, command
+            assert "sk-env-secret" not in output and "sk-dotenv-secret" not in output

@@ -4,6 +4,8 @@ chains, redirections, newlines) falls outside it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from acpwire.sandbox import is_read_only
@@ -73,3 +75,49 @@ def test_listed_read_only_commands_pass(command: str) -> None:
 @pytest.mark.parametrize("command", NOT_READ_ONLY)
 def test_everything_else_is_not_read_only(command: str) -> None:
     assert not is_read_only(command)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "a.py").write_text("x = 1\n")
+    (work / ".env").write_text("KEY=secret\n")
+    outside = tmp_path / "config-home"
+    outside.mkdir()
+    (outside / ".env").write_text("OPENAI_API_KEY=sk\n")
+    (work / "notes.txt").symlink_to(outside / ".env")
+    return work
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cat src/a.py", "ls -la", "ls src", "grep -n x src/a.py", "rg x", "head src/*.py", "pwd"],
+)
+def test_reads_of_the_workspace_stay_on_the_list(workspace: Path, command: str) -> None:
+    assert is_read_only(command, cwd=str(workspace))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat /proc/1/environ",
+        "cat /proc/*/environ",
+        "cat ~/.acpwire/.env",
+        "cat ../config-home/.env",
+        "cat notes.txt",  # a link out of the workspace
+        "cat .env",  # protected
+        "cat .*",  # a glob matching a protected file
+        "grep -r KEY .",
+        "grep -rn KEY",
+        "rg --hidden KEY",
+        "rg -uu KEY",
+        "grep --file=/etc/shadow x",
+        "head -c10 -n1 /etc/hostname",
+    ],
+)
+def test_reads_outside_the_workspace_or_of_protected_files_are_asked(
+    workspace: Path, command: str
+) -> None:
+    assert is_read_only(command)  # on the list by its words...
+    assert not is_read_only(command, cwd=str(workspace))  # ...but not for this workspace

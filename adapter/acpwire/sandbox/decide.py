@@ -14,6 +14,7 @@ or ``"none"``, with a justification) is asked with a title saying it leaves the 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
@@ -71,8 +72,11 @@ def decide_command(
     danger: str | None,
     escalation: Escalation = "sandbox",
     justification: str = "",
+    cwd: str | None = None,
+    extra_sensitive: Iterable[str] = (),
 ) -> CommandDecision:
-    """The decision for one command (see the module docstring for the table)."""
+    """The decision for one command (see the module docstring for the table); ``cwd``
+    (the workspace) limits the read-only list to reads of its unprotected files."""
     if escalation not in ESCALATIONS:
         raise ValueError(f"sandbox must be one of {sorted(ESCALATIONS)}, got {escalation!r}")
     if mode == FULL_ACCESS:
@@ -95,6 +99,6 @@ def decide_command(
         )
     if sandbox_available:
         return CommandDecision(danger, sandboxed=True)
-    if danger is None and is_read_only(command):
+    if danger is None and is_read_only(command, cwd=cwd, extra_sensitive=extra_sensitive):
         return CommandDecision(None, sandboxed=False, read_only=True)
     return CommandDecision(danger or NO_SANDBOX_REASON, sandboxed=False)

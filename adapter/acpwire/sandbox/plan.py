@@ -61,6 +61,8 @@ def plan_command(
         danger=dangerous_reason(command),
         escalation=escalation,
         justification=justification,
+        cwd=cwd,
+        extra_sensitive=settings.sensitive_paths,
     )
     env = command_env(secret_spec(settings))
     if decision.sandboxed and status.bwrap is not None:

@@ -5,14 +5,18 @@ punctuation characters). A command passes only when every part of it (``;``, ``&
 ``||`` and ``|`` separate parts) is a listed program with no option that writes or runs
 something else, and the text has no redirection, substitution, expansion, subshell,
 background job, here-document, comment, escape, newline or variable assignment. A pipe
-into an interpreter fails because an interpreter is not on the list.
+into an interpreter fails because an interpreter is not on the list. Given the
+workspace, every part must also read only unprotected workspace files
+(:mod:`._reads`).
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final
+
+from acpwire.sandbox._reads import reads_stay_inside
 
 __all__ = ["READ_ONLY_PROGRAMS", "is_read_only"]
 
@@ -37,7 +41,7 @@ READ_ONLY_PROGRAMS: Final[Mapping[str, frozenset[str]]] = {
         {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
     ),
     "stat": frozenset(),
-    "file": frozenset(),
+    "file": frozenset({"-C", "--compile", "-m", "--magic-file"}),
     "which": frozenset(),
     "realpath": frozenset(),
     "basename": frozenset(),
@@ -66,7 +70,7 @@ def _forbidden(option: str, forbidden: frozenset[str]) -> bool:
     return any(option == bad or (bad.endswith("=") and option.startswith(bad)) for bad in forbidden)
 
 
-def _part_ok(words: list[str]) -> bool:
+def _listed(words: list[str]) -> bool:
     if not words or "=" in words[0] or "/" in words[0]:
         return False  # an assignment (X=rm), or a program by path (./ls)
     program, args = words[0], words[1:]
@@ -80,8 +84,28 @@ def _part_ok(words: list[str]) -> bool:
     return not any(_forbidden(arg, forbidden) for arg in args)
 
 
-def is_read_only(command: str) -> bool:
-    """Whether ``command`` is on the read-only list (see the module docstring)."""
+def is_read_only(
+    command: str,
+    *,
+    cwd: str | None = None,
+    roots: Iterable[str] = (),
+    extra_sensitive: Iterable[str] = (),
+) -> bool:
+    """Whether ``command`` is on the read-only list (see the module docstring); with
+    ``cwd`` (the workspace, ``roots`` the other roots), also whether it reads only
+    unprotected files of the workspace."""
+    workspace = tuple(roots)
+    extra = tuple(extra_sensitive)
+
+    def _part_ok(words: list[str]) -> bool:
+        if not _listed(words):
+            return False
+        if cwd is None:
+            return True
+        return reads_stay_inside(
+            words[0], words[1:], cwd=cwd, roots=workspace, extra_sensitive=extra
+        )
+
     stripped = command.replace("&&", "")
     if not command.strip() or any(char in _FORBIDDEN_CHARS for char in stripped):
         return False
