@@ -6,7 +6,11 @@ read-only, titles hide nothing, and remembered answers match the exact command."
 
 from __future__ import annotations
 
+import shutil
+import socket
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import anyio
@@ -253,3 +257,32 @@ async def test_without_a_sandbox_reads_of_secrets_are_asked(
             output = await _turn(r, sid, command)
             assert len(r.editor.policy.requests) == index + 1, command
             assert "sk-env-secret" not in output and "sk-dotenv-secret" not in output
+
+
+async def test_sockets_under_run_are_out_of_reach(tmp_path: Path) -> None:
+    """A read-only mount does not stop connect(): the Docker or D-Bus socket in /run would
+    run code outside the sandbox, so /run is hidden."""
+    require_sandbox()
+    try:
+        folder = Path(tempfile.mkdtemp(prefix="acpwire-test-", dir="/run"))
+    except OSError as exc:
+        pytest.skip(f"cannot make a socket under /run here: {exc}")
+    path = folder / "daemon.sock"
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(path))
+        server.listen(1)
+        server.settimeout(0.1)
+        async with rig(tmp_path) as r:
+            sid = await r.new()
+            connect = (
+                f'{sys.executable} -c "import socket; s = socket.socket(socket.AF_UNIX);'
+                f" s.connect('{path}'); s.send(b'run-this')\""
+            )
+            output = await _turn(r, sid, connect)
+            assert '"exit_code": 0' not in output
+        with pytest.raises(TimeoutError):
+            server.accept()
+    finally:
+        server.close()
+        shutil.rmtree(folder, ignore_errors=True)

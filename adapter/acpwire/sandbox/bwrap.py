@@ -4,7 +4,9 @@ Mount order matters (later mounts cover earlier ones): the whole file system rea
 fresh ``/dev``, ``/proc`` and a private ``/tmp``, the writable roots bound read-write, the
 protected paths inside them bound read-only again, and last the hidden places covered by
 an empty tmpfs (directories) or ``/dev/null`` (files), so that they stay hidden even when
-they lie inside a writable root. Every namespace is new (user, pid, ipc, uts, cgroup and,
+they lie inside a writable root (``/run`` among them: a read-only mount does not stop a
+``connect()`` to the Docker or D-Bus socket in it), then the resolver's files again for a
+command allowed the network. Every namespace is new (user, pid, ipc, uts, cgroup and,
 unless allowed, network); the command gets its own session and dies with bubblewrap, and
 when it ends the pid namespace ends every process it left behind. The environment is
 replaced by ``env -i`` with the scrubbed variables, so the same argv works locally and in
@@ -41,6 +43,8 @@ def bwrap_argv(
         argv += ["--tmpfs", str(path)]
     for path in policy.hidden_files:
         argv += ["--ro-bind", "/dev/null", str(path)]
+    for path in policy.revealed:
+        argv += ["--ro-bind", str(path), str(path)]
     argv += ["--unshare-all"]
     if policy.network:
         argv += ["--share-net"]

@@ -7,7 +7,8 @@ rest of the file system, and inside each root its git directory (``.git``, the
 and the entries at its top level that acpwire's protected-path list names
 (:func:`acpwire.approval.policy.is_sensitive`), and, when the user's home lies inside a
 root, its start-up and autostart files (:data:`HOME_PERSISTENCE`). Not even readable: acpwire's config home,
-Hermes' home and the user's credential stores. No network unless allowed.
+Hermes' home, the user's credential stores and ``/run`` (sockets). No network unless
+allowed.
 """
 
 from __future__ import annotations
@@ -44,6 +45,13 @@ HOME_PERSISTENCE: Final = (
 )  # fmt: skip
 """Files of the user's home that run code later (shell start-up, autostart, systemd user
 units, git's own config): read-only even when the home lies inside a writable root."""
+SOCKET_DIRS: Final = ("/run", "/var/run")
+"""Hidden from sandboxed commands: a read-only mount does not stop ``connect()`` on a
+socket in it, and ``/run`` holds the sockets that would run code outside the sandbox
+(Docker's, the user's D-Bus and systemd, gpg and ssh agents...)."""
+RESOLVER_DIRS: Final = ("/run/systemd/resolve", "/run/resolvconf", "/run/NetworkManager")
+"""Shown again (read-only) to a command allowed the network: ``/etc/resolv.conf`` often
+links into them."""
 _SCAN_LIMIT: Final = 2000
 """Top-level entries of one root checked against the protected list (a huge root is cut)."""
 
@@ -59,6 +67,8 @@ class SandboxPolicy:
     hidden_dirs: tuple[Path, ...]
     hidden_files: tuple[Path, ...]
     network: bool = False
+    revealed: tuple[Path, ...] = ()
+    """Bound read-only again after the hiding (the resolver's files, with network)."""
 
 
 def _gitdir_target(dot_git: Path) -> Path | None:
@@ -140,6 +150,8 @@ def workspace_policy(
         protected += [user_home / name for name in HOME_PERSISTENCE]
     dirs = [Path(home).expanduser().resolve() for home in hidden_homes]
     dirs += [(user_home / name).resolve() for name in CREDENTIAL_DIRS]
+    dirs += [Path(name) for name in SOCKET_DIRS if not Path(name).is_symlink()]
+    revealed = [Path(name) for name in RESOLVER_DIRS] if network else []
     files = [(user_home / name).resolve() for name in CREDENTIAL_FILES]
     return SandboxPolicy(
         cwd=Path(cwd).resolve(),
@@ -148,4 +160,5 @@ def workspace_policy(
         hidden_dirs=_unique(p for p in dirs if p.is_dir()),
         hidden_files=_unique(p for p in files if p.is_file()),
         network=network,
+        revealed=_unique(p for p in revealed if p.is_dir()),
     )
