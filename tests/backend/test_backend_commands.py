@@ -17,7 +17,7 @@ import anyio
 import pytest
 
 from acpwire.server.state import MODES
-from tests.backend.harness import STEP_S, Rig, rig, tool_call, tool_texts
+from tests.backend.harness import STEP_S, TERMINAL_CAPS, Rig, rig, tool_call, tool_texts
 from tests.backend.sandbox_rig import (
     kill_all,
     no_sandbox,
@@ -286,3 +286,27 @@ async def test_sockets_under_run_are_out_of_reach(tmp_path: Path) -> None:
     finally:
         server.close()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+async def test_the_editor_terminal_gets_the_same_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sandboxed, the editor runs the bubblewrap command line (the hook is not written);
+    without a sandbox the command is asked first and runs with the scrubbed environment."""
+    require_sandbox()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-secret")
+    async with rig(tmp_path, caps=TERMINAL_CAPS) as r:
+        subprocess.run(["git", "init", "-q", str(r.workspace)], check=True)
+        sid = await r.new()
+        await _turn(r, sid, "cd .git/hooks && echo evil > pre-commit")
+        assert r.editor.policy.requests == []
+        assert not (r.workspace / ".git" / "hooks" / "pre-commit").exists()
+        no_sandbox(monkeypatch, tmp_path)
+        r.editor.policy.answer = "allow_once"
+        await _turn(r, sid, "touch made.txt")
+        assert len(r.editor.policy.requests) == 1
+        last = list(r.editor.terminals.values())[-1].request
+        assert (last.command, (last.args or [])[:1]) == ("env", ["-i"])
+        assert (last.args or [])[-3:] == ["bash", "-c", "touch made.txt"]
+        assert not any("sk-env-secret" in arg for arg in last.args or [])
+        assert (r.workspace / "made.txt").exists()

@@ -81,7 +81,7 @@ def config_options(state: SessionState, models: list[str]) -> list[m.SessionConf
             "mode",
             state.mode,
             [(mid, name) for mid, (name, _) in MODES.items()],
-            "When to ask before editing files.",
+            "When to ask before editing files, and whether commands run in the sandbox.",
         ),
         _select(
             EFFORT,
