@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anyio
 
-from . import e2e, micro, report, stdio
+from . import e2e, micro, report, startup, stdio
 from .backends import HERMES_VENV, ensure_hermes
 from .results import REPO, Row, Skipped
 
@@ -74,7 +74,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--skip-hermes", action="store_true", help="measure part B without Hermes")
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     parser.add_argument(
-        "--only", choices=["micro", "stdio", "e2e"], action="append", help="run only these parts"
+        "--only",
+        choices=["micro", "stdio", "e2e", "startup"],
+        action="append",
+        help="run only these parts",
     )
     parser.add_argument("--output", type=Path, help="where to write the document")
     return parser.parse_args(argv)
@@ -92,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     (workdir / "logs").mkdir(parents=True)
 
     hermes_problem: str | None = "--skip-hermes was given" if args.skip_hermes else None
-    if "e2e" in parts and hermes_problem is None:
+    if parts & {"e2e", "startup"} and hermes_problem is None:
         hermes_problem = ensure_hermes()
         if hermes_problem:
             log.warning("Hermes is not available, part B runs without it: %s", hermes_problem)
@@ -129,6 +132,16 @@ def main(argv: list[str] | None = None) -> int:
                         turns=sizes.turns,
                         load_runs=sizes.load_runs,
                     )
+                ),
+            )
+        if "startup" in parts and "e2e" not in parts:  # part B's start-up rows alone
+            if hermes_problem:
+                run.skipped.append(Skipped(e2e.SECTION, f"Hermes: {hermes_problem}"))
+            anchor = None if hermes_problem else e2e.hermes(workdir, base_url)
+            run.part(
+                e2e.SECTION,
+                lambda: anyio.run(
+                    lambda: startup.run(e2e.SECTION, workdir, base_url, anchor, runs=sizes.runs)
                 ),
             )
     output.parent.mkdir(parents=True, exist_ok=True)

@@ -65,15 +65,20 @@ def ensure_hermes() -> str | None:
     return None
 
 
-def acpwire_launch(home: Path, base_url: str) -> Launch:
+def acpwire_launch(
+    home: Path, base_url: str | None, *, model: str | None = MODEL, context: bool = True
+) -> Launch:
+    """acpwire with a config home; ``base_url`` / ``model`` None leave them to be looked
+    up (local discovery, the first model listed); ``context`` False leaves the context
+    window to the endpoint."""
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
         "[model]\n"
-        f'base_url = "{base_url}"\n'
-        f'model = "{MODEL}"\n'
-        f'api_key = "{API_KEY}"\n'
-        f"context_window = {CONTEXT}\n"
-        "\n[backend]\n"
+        + (f'base_url = "{base_url}"\n' if base_url else "")
+        + (f'model = "{model}"\n' if model else "")
+        + f'api_key = "{API_KEY}"\n'
+        + (f"context_window = {CONTEXT}\n" if context else "")
+        + "\n[backend]\n"
         'log_level = "WARNING"\n',
         encoding="utf-8",
     )

@@ -17,12 +17,12 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import scenarios
+from . import scenarios, startup
 from .backends import acpwire_launch, hermes_launch
 from .client import Launch
 from .results import REPO, Row, at_most, median
 from .scenarios import Backend, Sample
-from .stdio import alternate, cold_start
+from .stdio import alternate
 
 log = logging.getLogger(__name__)
 
@@ -91,10 +91,8 @@ async def run(
 ) -> list[Row]:
     """Part B's rows; without ``anchor`` only acpwire's absolute numbers."""
     pair = [mine] if anchor is None else [mine, anchor]
-    log.info("e2e: cold start, %d runs per side after one unmeasured start", cold_runs)
-    cold = await alternate([_starter(b) for b in pair], cold_runs)
-    log.info("e2e: cold start to a first session, %d runs per side", cold_runs)
-    first = await alternate([_session_starter(b) for b in pair], cold_runs, warm_up=False)
+    workdir = mine.workspace.parent
+    starts = await startup.run(SECTION, workdir, base_url, anchor, runs=cold_runs)
     log.info("e2e: memory after initialize, %d runs per side", cold_runs)
     idle = await alternate([_memory_after_initialize(b) for b in pair], cold_runs, warm_up=False)
     log.info("e2e: the model server alone, %d runs", long_runs)
@@ -113,19 +111,7 @@ async def run(
         replayed.append(f"{backend.name} {updates}")
 
     return [
-        _row(
-            "Cold start to the initialize answer",
-            [[Sample(wall, 0.0) for wall in side] for side in cold],
-            0.5,
-            f"fresh process, home already initialised; median of {cold_runs}",
-        ),
-        _row(
-            "Cold start to the first `session/new` answer",
-            [[Sample(wall, 0.0) for wall in side] for side in first],
-            None,
-            f"spawn, `initialize`, `session/new`: what an editor opening a thread waits for; "
-            f"median of {cold_runs}",
-        ),
+        *starts,
         _row(
             f"{scenarios.LONG_TOKENS:,}-token streamed reply, prompt to answer",
             long,
@@ -156,7 +142,8 @@ async def run(
         _memory_row(
             f"Memory: peak RSS after {sessions} sessions streamed",
             [[sample.peak_mb for sample in side] for side in many],
-            f"the process of row 4, `VmHWM` after each of its {many_runs} runs; median",
+            f"the process of the {sessions}-session row, `VmHWM` after each of its "
+            f"{many_runs} runs; median",
         ),
     ]
 
@@ -204,17 +191,3 @@ def _memory_after_initialize(backend: Backend) -> Callable[[], Awaitable[float]]
             return agent.peak_rss_mb()
 
     return measure
-
-
-def _starter(backend: Backend) -> Callable[[], Awaitable[float]]:
-    return lambda: cold_start(backend.launch.argv, backend.launch.env, backend.log_path)
-
-
-def _session_starter(backend: Backend) -> Callable[[], Awaitable[float]]:
-    async def first_session() -> float:
-        async with backend.start() as agent:
-            await agent.initialize()
-            await agent.new_session(backend.workspace)
-            return time.perf_counter() - agent.started
-
-    return first_session

@@ -45,6 +45,9 @@ class AgentConfig:
     context_window: int = 32768
     request_timeout: float = 600.0
     temperature: float | None = None
+    lookup_timeout: float = 5.0
+    """How long listing an endpoint's models may take (the first ``session/new`` waits
+    for it when the model or the endpoint is not named: see ``acpwire.agent.lookup``)."""
 
 
 _FIELD_TYPES: Mapping[str, tuple[type, ...]] = {
@@ -56,6 +59,7 @@ _FIELD_TYPES: Mapping[str, tuple[type, ...]] = {
     "context_window": (int,),
     "request_timeout": (int, float),
     "temperature": (int, float),
+    "lookup_timeout": (int, float),
 }
 
 
@@ -82,6 +86,8 @@ def resolve_config(
         raise ConfigError("context_window must be at least 1024 tokens")
     if config.request_timeout <= 0:
         raise ConfigError("request_timeout must be positive")
+    if config.lookup_timeout <= 0:
+        raise ConfigError("lookup_timeout must be positive")
     return config
 
 
@@ -96,7 +102,9 @@ def _check_field(key: str, value: object, *, source: str) -> object:
     if isinstance(value, bool) or not isinstance(value, types):
         expected = " or ".join(t.__name__ for t in types)
         raise ConfigError(f"agent setting {key!r} in {source} must be {expected}, got {value!r}")
-    if key in ("request_timeout", "temperature") and isinstance(value, int | float):
+    if key in ("request_timeout", "temperature", "lookup_timeout") and isinstance(
+        value, int | float
+    ):
         return float(value)
     return value
 
@@ -120,36 +128,53 @@ def discover_local_server(
     return None
 
 
-def pick_default_model(base_url: str, api_key: str | None, *, timeout: float = 5.0) -> str:
+Listed = Callable[[list[tuple[str, int | None]]], None]
+"""Told what an endpoint listed: ``(model id, context window or None)`` in its order."""
+
+
+def pick_default_model(
+    base_url: str, api_key: str | None, *, timeout: float = 5.0, on_listed: Listed | None = None
+) -> str:
     """The first model listed by the endpoint; raises :class:`ConfigError` when none."""
-    from acpwire.agent.llm import list_models  # httpx: only when probing
+    from acpwire.agent.llm import list_model_windows  # httpx: only when probing
     from acpwire.agent.stream import ModelError
 
     try:
-        models = list_models(base_url, api_key, timeout=timeout)
+        entries = list_model_windows(base_url, api_key, timeout=timeout)
     except ModelError as exc:
-        raise ConfigError(f"cannot list the models of {base_url}: {exc.message}") from exc
-    if not models:
+        raise ConfigError(
+            f"cannot list the models of {base_url}: {exc.message}; name the model "
+            "(ACPWIRE_MODEL, or model in config.toml) to start without asking the endpoint"
+        ) from exc
+    if on_listed is not None:
+        on_listed(entries)
+    if not entries:
         raise ConfigError(f"the model server at {base_url} lists no models; set ACPWIRE_MODEL")
-    return models[0]
+    return entries[0][0]
 
 
 def complete_config(
-    config: AgentConfig, *, candidates: Sequence[str] = LOCAL_SERVERS
+    config: AgentConfig,
+    *,
+    candidates: Sequence[str] = LOCAL_SERVERS,
+    on_listed: Listed | None = None,
 ) -> AgentConfig:
     """Fill in a missing endpoint (local discovery) and model (first listed).
 
-    Raises :class:`ConfigError` when no endpoint can be found.
+    Waits on the network (``config.lookup_timeout`` per request, at most half a second
+    per local candidate). Raises :class:`ConfigError` when no endpoint can be found.
     """
     base_url = config.base_url
     if base_url is None:
-        base_url = discover_local_server(candidates)
+        base_url = discover_local_server(candidates, timeout=min(0.5, config.lookup_timeout))
         if base_url is None:
             tried = ", ".join(candidates)
             raise ConfigError(
                 f"no model endpoint configured (set OPENAI_BASE_URL) and none answered at {tried}"
             )
-    model = config.model or pick_default_model(base_url, config.api_key)
+    model = config.model or pick_default_model(
+        base_url, config.api_key, timeout=config.lookup_timeout, on_listed=on_listed
+    )
     return dataclasses.replace(config, base_url=base_url, model=model)
 
 
@@ -175,6 +200,11 @@ class ModelList:
         """The list if it is known, else None; never waits."""
         models = self._models
         return None if models is None else list(models)
+
+    def seed(self, models: list[str]) -> None:
+        """Keep a list another look-up already fetched (unless one is known)."""
+        if self._models is None:
+            self._models = list(models)
 
     def forget(self) -> None:
         with self._lock:

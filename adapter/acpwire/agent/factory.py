@@ -70,7 +70,18 @@ class AgentFactory(Protocol):
         ...
 
     def configured(self) -> bool:
-        """Whether the agent can work at all (may block: run off the event loop)."""
+        """Whether the agent can work at all (may block: run off the event loop; a
+        factory that asks the network waits for :meth:`start_lookup`'s work, bounded)."""
+        ...
+
+    def provider_hint(self) -> str | None:
+        """The provider ``initialize`` names, or None: from configuration alone, never the
+        network (start-up does not wait on a model server)."""
+        ...
+
+    def start_lookup(self) -> None:
+        """Begin in the background what :meth:`configured` needs from the network (called
+        once the ``initialize`` answer is out; never blocks)."""
         ...
 
     def available_models(self) -> list[str]:
@@ -124,6 +135,12 @@ class BaseAgentFactory:
 
     def configured(self) -> bool:
         return True
+
+    def provider_hint(self) -> str | None:
+        return self.provider if self.configured() else None
+
+    def start_lookup(self) -> None:
+        return None
 
     def available_models(self) -> list[str]:
         return list(self.models)

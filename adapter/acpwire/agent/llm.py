@@ -264,6 +264,17 @@ def _transport_error(exc: Exception, base_url: str) -> ModelError:
 
 def list_models(base_url: str, api_key: str | None, *, timeout: float = 5.0) -> list[str]:
     """Model ids from ``GET {base_url}/models``, in the server's order."""
+    return [name for name, _ in list_model_windows(base_url, api_key, timeout=timeout)]
+
+
+def list_model_windows(
+    base_url: str, api_key: str | None, *, timeout: float = 5.0
+) -> list[tuple[str, int | None]]:
+    """``(id, context window)`` of each model ``GET {base_url}/models`` lists, in order.
+
+    The window is what the entry reports as ``context_length`` (OpenRouter and others)
+    or ``max_model_len`` (vLLM); None when it reports neither.
+    """
     url = f"{base_url.rstrip('/')}/models"
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
@@ -279,10 +290,18 @@ def list_models(base_url: str, api_key: str | None, *, timeout: float = 5.0) -> 
     if not isinstance(data, list):
         raise ModelError(f"{url} did not return a model list (no 'data' array)")
     return [
-        entry["id"]
+        (entry["id"], _window(entry))
         for entry in data
         if isinstance(entry, dict) and isinstance(entry.get("id"), str)
     ]
+
+
+def _window(entry: Mapping[str, Any]) -> int | None:
+    for key in ("context_length", "max_model_len"):
+        value = entry.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
 
 
 def _request_json(body: Mapping[str, Any]) -> bytes:

@@ -131,8 +131,11 @@ class FakeLLM:
         model: str = "fake-model",
         models: Iterable[str] | None = None,
         port: int = 0,
+        context_length: int | None = None,
     ) -> None:
         self.model = model
+        self.context_length = context_length
+        """Reported as each listed model's ``context_length`` when set."""
         self.models = list(models) if models is not None else [model]
         self._script: deque[Reply] = deque(Reply.coerce(reply) for reply in script)
         self._rules: list[Reply] = [Reply.coerce(rule) for rule in rules]
@@ -301,9 +304,12 @@ def _handler_for(llm: FakeLLM) -> type[BaseHTTPRequestHandler]:
             if self.path.rstrip("/") in ("/v1/models", "/models"):
                 while not llm.models_open.wait(0.05) and not llm._closing.is_set():
                     pass
-                data = [
+                data: list[dict[str, Any]] = [
                     {"id": name, "object": "model", "owned_by": "fake-llm"} for name in llm.models
                 ]
+                if llm.context_length is not None:
+                    for entry in data:
+                        entry["context_length"] = llm.context_length
                 self._send_json(200, {"object": "list", "data": data})
             else:
                 self._send_json(404, {"error": {"message": f"no route {self.path}"}})

@@ -79,6 +79,13 @@ class HermesAgentFactory:
     def configured(self) -> bool:
         return self._resolve() is not None
 
+    def provider_hint(self) -> str | None:
+        """Hermes' provider comes from its files (no network): as :meth:`configured`."""
+        return self.provider if self.configured() else None
+
+    def start_lookup(self) -> None:
+        """Nothing to look up: Hermes resolves its provider from its files."""
+
     @property
     def problem(self) -> str | None:
         return self._problem

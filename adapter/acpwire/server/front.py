@@ -1,7 +1,8 @@
 """A connection's staged start: ``initialize`` is answered before the session machinery loads.
 
 Answering ``initialize`` needs the client's capabilities, our own (fixed facts) and
-whether a model provider is configured: the connection models and the probe. The rest
+the provider the configuration names (never the network: a model look-up the agent
+factory needs begins once the answer is out): the connection models and the probe. The rest
 of the backend (session database, turn runner, commands, rendering, MCP host) is about
 a fifth of an ACP process's start-up and is first needed by ``session/new``. So a
 connection starts with a :class:`FrontDesk` as its handler; once the ``initialize``
@@ -116,6 +117,7 @@ async def serve_connection(
 
             async def after_initialize() -> None:
                 await link.connection.drained()  # the answer goes out first
+                station.factory.start_lookup()  # models, in a thread of its own
                 await link.endpoint.upgrade()
 
             link.endpoint.upgrade_with(open_backend)

@@ -105,8 +105,8 @@ async def answer_initialize(
     # session: reading them loads models that answering initialize does not need.
     described = probe.describe(sessions=False)
     logger.info("client %s: %s", probe.client_name or "(unnamed)", described)
-    configured = await anyio.to_thread.run_sync(factory.configured)
-    provider = factory.provider if configured else None
+    # From configuration only: a model look-up (GET /models) runs after the answer.
+    provider = await anyio.to_thread.run_sync(factory.provider_hint)
     response = initialize_response(
         probe, unstable=unstable, provider=provider, mcp_http=mcp_http, mcp_sse=mcp_sse
     )
