@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import logging
 import sys
 
 from acpwire import __version__
@@ -107,10 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     # would scan them over and over (about 5 % of the start-up). It resumes once the
     # backend is up (acpwire.server.stdio.settle_gc).
     gc.disable()
-    import anyio
 
     from acpwire.server.choice import AgentSpecError, choose_factory
-    from acpwire.server.stdio import run_stdio
+    from acpwire.server.stdio import run_until_done
 
     try:
         factory = choose_factory(settings, args.agent)
@@ -118,10 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"acpwire: {exc}", file=sys.stderr)
         return 2
     unstable = not args.no_unstable
-    try:
-        anyio.run(lambda: run_stdio(factory, settings=settings, unstable=unstable))
-    except KeyboardInterrupt:
-        logging.getLogger("acpwire").info("interrupted; shutting down")
+    run_until_done(factory, settings, unstable=unstable)
     return 0
 
 

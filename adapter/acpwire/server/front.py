@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import anyio
@@ -53,6 +53,8 @@ class Station:
     """The MCP host; None builds an ``acpwire.mcp.McpServerHost`` with the backend."""
     on_ready: Callable[[], None] | None = None
     """Called once the first backend is built (the end of the process's start-up)."""
+    backends: list[AcpBackend] = field(default_factory=list)
+    """The backends built so far (one per connection), e.g. for a signal to cancel turns."""
 
     def mcp_transports(self) -> tuple[bool, bool]:
         if self.mcp is not None:
@@ -108,6 +110,7 @@ async def serve_connection(
                 backend, host = build_backend(station, desk.client, desk.probe)
                 await tg.start(hold, host)
                 built.append((backend, host))
+                station.backends.append(backend)
                 if desk.probe is not None:  # an initialize may have finished meanwhile
                     backend.adopt(desk.probe)
                 desk.backend = backend
@@ -132,4 +135,5 @@ async def serve_connection(
                 for state in backend.manager.open_sessions():
                     await backend.turns.stop(state, reason="connection closed")
                 await host.shutdown()
+                station.backends.remove(backend)
         logger.info("connection closed")

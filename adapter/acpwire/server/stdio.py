@@ -22,11 +22,13 @@ from acpwire.rpc import stdio_streams
 
 from .choice import as_factory, choose_factory, load_factory
 from .front import Station, serve_connection
+from .signals import SignalPolicy, watch_signals
 
 if TYPE_CHECKING:
     from .app import Runtime
+    from .state import SessionState
 
-__all__ = ["AgentSource", "resolve_agent", "run_stdio", "serve", "settle_gc"]
+__all__ = ["AgentSource", "resolve_agent", "run_stdio", "run_until_done", "serve", "settle_gc"]
 
 AgentSource: TypeAlias = AgentFactory | Callable[[SessionContext], SyncAgent] | str | None
 """What the backend can serve: a factory, a function (or agent class) called with each
@@ -45,6 +47,21 @@ def settle_gc() -> None:
     if not gc.isenabled():
         gc.freeze()
         gc.enable()
+
+
+def _signal_policy(station: Station) -> SignalPolicy:
+    """SIGINT cancels the turns running on the station's backends (see :mod:`.signals`)."""
+
+    def sessions() -> list[SessionState]:
+        return [s for b in station.backends for s in b.manager.open_sessions()]
+
+    def cancel(state: SessionState) -> None:
+        for backend in station.backends:
+            if backend.manager.peek(state.id) is state:
+                backend.turns.cancel(state)
+                return
+
+    return SignalPolicy(sessions, cancel)
 
 
 def resolve_agent(agent: AgentSource, settings: Settings) -> AgentFactory:
@@ -89,6 +106,7 @@ async def run_stdio(
         async with stdio_streams() as (receive, send), anyio.create_task_group() as tg:
             tg.start_soon(settle_anyway)
             station = Station(factory, runtime, unstable=unstable, on_ready=settle_gc)
+            tg.start_soon(watch_signals, _signal_policy(station), tg.cancel_scope.cancel)
             await serve_connection(station, receive, send)
             tg.cancel_scope.cancel()
     finally:
@@ -114,8 +132,19 @@ def serve(
     factory = resolve_agent(agent, settings)
     gc.disable()  # resumed once the backend is built (settle_gc)
     try:
+        run_until_done(factory, settings, unstable=unstable)
+    finally:
+        gc.enable()
+
+
+def run_until_done(factory: AgentFactory, settings: Settings, *, unstable: bool = True) -> None:
+    """:func:`run_stdio` in a new event loop until the editor closes stdin or a signal ends
+    it (:mod:`.signals`); a Ctrl-C before the signal watcher is up ends it quietly too."""
+    try:
         anyio.run(lambda: run_stdio(factory, settings=settings, unstable=unstable))
     except KeyboardInterrupt:
         logger.info("interrupted; shutting down")
-    finally:
-        gc.enable()
+    except BaseExceptionGroup as group:  # the same, raised inside a task group
+        if group.split(KeyboardInterrupt)[1] is not None:
+            raise
+        logger.info("interrupted; shutting down")
