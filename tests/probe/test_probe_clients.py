@@ -312,7 +312,12 @@ DEPARTURES: dict[str, dict[str, object]] = {
         "reads_config_options": True,
         "renders_tool_content_blocks": False,
     },
-    "toad": {"answers_unknown_requests": True, "shows_mode_updates": True},
+    "toad": {
+        "answers_unknown_requests": True,
+        "shows_mode_updates": True,
+        "keys_options_by_kind": True,
+        "rejected_updates": frozenset({"session_info_update", "config_option_update"}),
+    },
     "unknown": {},
 }
 
@@ -363,6 +368,16 @@ def test_codecompanion_quirks() -> None:
 def test_toad_answers_unknown_methods_so_extensions_may_go_there() -> None:
     assert probe("toad").may_call("_toad/anything")
     assert not probe("zed").may_call("_zed/anything")
+
+
+def test_toad_is_sent_no_update_kinds_it_rejects() -> None:
+    """Toad 0.6.20 answers session_info_update and config_option_update with an error."""
+    toad, zed = probe("toad"), probe("zed")
+    for tag in ("session_info_update", "config_option_update"):
+        assert not toad.can_send_update(tag) and tag not in toad.sendable_updates()
+        assert zed.can_send_update(tag)
+    assert toad.can_send_update("agent_message_chunk")
+    assert toad.can_send_update("current_mode_update")
 
 
 def test_dismissal_clients_deny_on_cancelled() -> None:

@@ -440,3 +440,21 @@ async def test_after_answer_callbacks_run_after_the_answer_is_written() -> None:
     first, second = (json.loads(x) for x in buf.split(b"\n")[:2])
     assert first == {"jsonrpc": "2.0", "id": 7, "result": {"ok": True}}
     assert second["method"] == "after"
+
+
+async def test_repeated_error_answers_to_notifications_warn_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Toad answers every notification of a kind it does not know with ``id: null``."""
+    caplog.set_level(logging.DEBUG, logger="acpwire.rpc")
+    rejected = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"Invalid params"}}\n'
+    async with served() as (raw, _, _):
+        for _ in range(5):
+            await raw.write(rejected)
+        await raw.write(b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"y"}}\n')
+        await raw.assert_still_serving()
+    reported = [r for r in caplog.records if "peer reported an error" in r.getMessage()]
+    warnings = [r.getMessage() for r in reported if r.levelno == logging.WARNING]
+    assert len(warnings) == 2  # one per code
+    assert "-32602" in warnings[0] and "-32600" in warnings[1]
+    assert [r.levelno for r in reported].count(logging.DEBUG) == 4

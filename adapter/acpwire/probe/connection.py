@@ -151,8 +151,10 @@ class ConnectionProbe:
 
     def can_send_update(self, tag: str) -> bool:
         """Whether a ``session/update`` variant may be sent on this connection."""
-        return self.features.has_update(tag) and update_allowed(
-            tag, self.signals, unstable_opt_in=self.unstable_opt_in
+        return (
+            self.features.has_update(tag)
+            and tag not in self.profile.rejected_updates
+            and update_allowed(tag, self.signals, unstable_opt_in=self.unstable_opt_in)
         )
 
     def sendable_updates(self) -> frozenset[str]:

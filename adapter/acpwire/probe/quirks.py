@@ -51,6 +51,9 @@ class QuirkProfile:
     """``fs/read_text_file`` may answer ``""`` for a file that does not exist."""
     sync_timeout_s: float
     """How long the client waits for ``session/new`` / ``session/load`` answers."""
+    rejected_updates: frozenset[str] = frozenset()
+    """``sessionUpdate`` tags of the schema the client answers with an error (it does
+    not know them although it speaks the version that has them): never sent to it."""
 
 
 #: What an unknown client gets: every precaution that keeps the connection working and
@@ -164,6 +167,9 @@ TOAD: Final = replace(
     answers_unknown_requests=True,  # answers -32601 [V] t1
     shows_mode_updates=True,  # renders modes [V] t1
     reads_config_options=False,  # ignores config options [V] t1
+    keys_options_by_kind=True,  # one hotkey per option kind: two "always" collide [L] 0.6.20
+    # 0.6.20 answers these with {"id": null, "error": -32602} [L] (issue 14)
+    rejected_updates=frozenset({"session_info_update", "config_option_update"}),
 )
 
 

@@ -49,6 +49,7 @@ class Outbox:
         self._pending: dict[m.RequestId, _Waiter] = {}
         self._closed = False
         self._input_ended = False
+        self._reported_codes: set[int] = set()
 
     @property
     def closed(self) -> bool:
@@ -133,7 +134,7 @@ class Outbox:
         waiter = self._pending.get(msg.id)
         if waiter is None or waiter.done.is_set():
             if isinstance(msg, m.ErrorResponse) and msg.id is None:
-                logger.warning("%s: peer reported an error: %s", self._name, msg.error)
+                self._peer_error(msg.error)
             else:
                 logger.warning("%s: response for unknown request id %r", self._name, msg.id)
             return
@@ -142,6 +143,21 @@ class Outbox:
         else:
             waiter.result = msg.result
         waiter.done.set()
+
+    def _peer_error(self, error: RpcError) -> None:
+        """An error answer without an id (a client rejecting one of our notifications):
+        a warning the first time for each code, then DEBUG (some clients answer every
+        notification of a kind they do not know)."""
+        if error.code in self._reported_codes:
+            logger.debug("%s: peer reported an error again: %s", self._name, error)
+            return
+        self._reported_codes.add(error.code)
+        logger.warning(
+            "%s: peer reported an error: %s (further errors with code %s: DEBUG)",
+            self._name,
+            error,
+            error.code,
+        )
 
     def fail_pending(self) -> None:
         """Fail every request still waiting with :class:`ConnectionClosedError`."""

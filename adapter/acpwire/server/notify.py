@@ -21,6 +21,8 @@ from acpwire.fastpath import ChunkKind, text_chunk_params
 from acpwire.probe import ConnectionProbe
 from acpwire.rpc import Connection
 
+from .nulls import send_update
+
 logger = logging.getLogger(__name__)
 
 
@@ -46,8 +48,8 @@ class Notifier:
             return False
         text = _plain_text(update)
         if text is None or not await self._encoded_text(session_id, text, tag):
-            await self.client.session_update(
-                m.SessionNotification(session_id=session_id, update=update)
+            await send_update(
+                self.client, m.SessionNotification(session_id=session_id, update=update)
             )
         if tag == "tool_call_update" and self.probe and not self.probe.renders_tool_content:
             shown = _output_as_message(update)

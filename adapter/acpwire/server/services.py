@@ -46,6 +46,7 @@ from acpwire.sandbox.decide import ESCALATIONS, Escalation
 from acpwire.sandbox.plan import plan_command
 
 from .editor_errors import editor_refusal, is_not_offered
+from .nulls import request_permission
 from .state import SessionState
 from .terminals import run_in_client_terminal
 
@@ -88,7 +89,7 @@ class SessionServices:
         outcome: object
         try:
             with anyio.fail_after(timeout):
-                outcome = await self.backend.client.session_request_permission(request)
+                outcome = await request_permission(self.backend.client, request)
         except TimeoutError:
             outcome = TIMED_OUT
         except Exception as exc:  # the client failed or rejected the request

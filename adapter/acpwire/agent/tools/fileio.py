@@ -55,6 +55,11 @@ def read_text(ctx: ToolContext, path: str) -> str | None:
         if len(text) > cap:
             raise too_large(path, len(text), cap)
         return text
+    return read_disk(path, cap)
+
+
+def read_disk(path: str, cap: int) -> str | None:
+    """The text of ``path`` on disk (the editor not asked); None when it does not exist."""
     data = read_regular(path, cap)
     if data is None:
         return None
@@ -105,9 +110,15 @@ def commit_changes(ctx: ToolContext, changes: list[FileChange]) -> ToolOutcome |
     if not ctx.hooks.approve_edits(ctx.call_id, [change.proposal() for change in changes]):
         return failure(EDIT_DENIED)
     # The user may have edited a file while the approval was pending: never overwrite that.
+    # A new file is checked on disk only: the editor was asked already (acpx prints
+    # "Resource not found" for each read of a file that does not exist).
     for change in changes:
         try:
-            now = read_text(ctx, change.path)
+            now = (
+                read_disk(change.path, ctx.limits.max_file_bytes)
+                if change.old_text is None
+                else read_text(ctx, change.path)
+            )
         except ToolArgError:
             now = change.old_text  # unreadable now as before (a directory...): the write says
         if now != change.old_text:
