@@ -4,6 +4,7 @@ every call, also unknown tools, malformed arguments and calls cut off by a cance
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import anyio
 import pytest
 
 from acp_v1 import models as m
-from tests.backend.harness import STEP_S, TERMINAL_CAPS, Rig, rig, tool_call
+from tests.backend.harness import STEP_S, TERMINAL_CAPS, Rig, rig, tool_call, tool_texts
 
 pytestmark = pytest.mark.anyio
 
@@ -119,7 +120,7 @@ async def test_allow_always_is_persisted_listed_and_revocable(tmp_path: Path) ->
         second = await r.new()
         await r.prompt(second, "/approvals")
         (listing,) = last_messages(r, second, 1)
-        assert str(r.workspace) in listing and f"allow {DANGEROUS}" in listing
+        assert str(r.workspace) in listing and f"- allow: `{DANGEROUS}`" in listing
         # The grant works in the new session without asking.
         (r.workspace / "junk").mkdir()
         await command_turn(r, second, DANGEROUS, "t2")
@@ -146,7 +147,7 @@ async def test_deny_always_refuses_without_asking_again(tmp_path: Path) -> None:
         assert len(r.editor.policy.requests) == 1
         assert (r.workspace / "junk").is_dir()
         await r.prompt(sid, "/approvals")
-        assert f"deny  {DANGEROUS}" in last_messages(r, sid, 1)[0]
+        assert f"- deny: `{DANGEROUS}`" in last_messages(r, sid, 1)[0]
 
 
 async def test_every_call_ends_unknown_and_malformed_included(tmp_path: Path) -> None:
@@ -231,3 +232,10 @@ async def test_cancel_kills_the_editor_terminal(tmp_path: Path) -> None:
         assert terminal.killed and terminal.released
         assert terminal.process.returncode is not None
         assert terminal_updates(r, sid) == {"s1": "failed"}
+        # Reported as interrupted, not with the timeout's exit code 124.
+        shown = tool_texts(r.editor.of_kind(sid, "tool_call_update")[-1].content)
+        assert "interrupted" in shown and "124" not in shown
+        state = r.runtime.manager.peek(sid)
+        assert state is not None
+        (result,) = [h for h in state.history if h.get("role") == "tool"]
+        assert json.loads(str(result["content"]))["exit_code"] != 124

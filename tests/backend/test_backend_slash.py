@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import anyio
@@ -47,11 +48,39 @@ async def test_help_version_tools_context(tmp_path: Path) -> None:
         )
         tools = await reply(r, sid, "/tools")
         for name in ("read_file", "write_file", "patch", "search_files", "terminal", "todo"):
-            assert f"  {name}: " in tools
+            assert f"- `{name}`: " in tools
         await r.prompt(sid, "hello")
         context = await reply(r, sid, "/context")
         assert "Messages: 2 (assistant: 1, user: 1)" in context
         assert "/ 32768 tokens" in context
+
+
+def runs_together(text: str) -> list[tuple[str, str]]:
+    """Pairs of adjacent lines a Markdown renderer joins into one paragraph (a single
+    newline between two lines that are not both list items)."""
+    lines = text.split("\n")
+    return [
+        (a, b)
+        for a, b in pairwise(lines)
+        if a.strip() and b.strip() and not (a.startswith("- ") and b.startswith("- "))
+    ]
+
+
+async def test_replies_are_markdown_paragraphs_and_lists(tmp_path: Path) -> None:
+    async with rig(tmp_path, models=["fake-model", "other-model"]) as r:
+        sid = await r.new()
+        await r.prompt(sid, "hello")
+        for command in (
+            "/help",
+            "/tools",
+            "/context",
+            "/model",
+            "/model other-model",
+            "/approvals",
+        ):
+            text = await reply(r, sid, command)
+            assert "\n" in text, command
+            assert runs_together(text) == [], command
 
 
 async def test_model_switch(tmp_path: Path) -> None:
@@ -59,7 +88,7 @@ async def test_model_switch(tmp_path: Path) -> None:
         sid = await r.new()
         assert "Current model: fake-model" in await reply(r, sid, "/model")
         switched = await reply(r, sid, "/model other-model")
-        assert switched.startswith("Model switched to: other-model\nProvider: ")
+        assert switched.startswith("Model switched to: other-model\n\nProvider: ")
         (update,) = r.editor.of_kind(sid, "config_option_update")
         current = {o.id: o.current_value for o in update.config_options}
         assert current["model"] == "other-model"

@@ -163,7 +163,7 @@ async def test_conversation_tools_approvals_commands_and_replay(
             assert "Context compressed: " in ed.text(sid)
             # Hermes' provider:model syntax; the next request goes to the new model.
             await link.peer.session_prompt(text_prompt(sid, "/model custom:switched-model"))
-            assert ed.text(sid).endswith("Model switched to: switched-model\nProvider: custom")
+            assert ed.text(sid).endswith("Model switched to: switched-model\n\nProvider: custom")
             await link.peer.session_prompt(text_prompt(sid, "greet the new model"))
             assert llm.requests[-1]["model"] == "switched-model"
 

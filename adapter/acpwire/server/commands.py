@@ -59,11 +59,15 @@ def advertised() -> list[m.AvailableCommand]:
     ]
 
 
+def _items(lines: list[str]) -> str:
+    """A Markdown list: editors that render Markdown (Toad, Zed) run single newlines
+    together into one paragraph, so replies are paragraphs and lists only."""
+    return "\n".join(f"- {line}" for line in lines)
+
+
 def _help() -> str:
-    lines = [f"  /{name:<10} {desc}" for name, (desc, _) in COMMANDS.items()]
-    return (
-        "Available commands:\n\n" + "\n".join(lines) + "\n\nOther /commands are sent to the model."
-    )
+    lines = [f"`/{name}`: {desc}" for name, (desc, _) in COMMANDS.items()]
+    return "Available commands:\n\n" + _items(lines) + "\n\nOther /commands are sent to the model."
 
 
 async def handle(
@@ -96,11 +100,11 @@ async def handle(
             await runner.send_config(state)
         provider = options.agent_provider(agent, backend.factory.provider)
         head = "Model switched to" if arg else "Current model"
-        return f"{head}: {agent.model}\nProvider: {provider}"
+        return f"{head}: {agent.model}\n\nProvider: {provider}"
     if name == "tools":
         tools = await backend.blocking(agent.tool_descriptions)
-        lines = [f"  {n}: {d if len(d) <= 80 else d[:77] + '...'}" for n, d in tools]
-        return "Available tools:\n\n" + "\n".join(lines) if lines else "No tools available."
+        lines = [f"`{n}`: {d if len(d) <= 80 else d[:77] + '...'}" for n, d in tools]
+        return "Available tools:\n\n" + _items(lines) if lines else "No tools available."
     if name == "context":
         return await _context(state)
     if name == "reset":
@@ -131,9 +135,13 @@ async def _context(state: SessionState) -> str:
     threshold = await anyio.to_thread.run_sync(state.agent.compression_threshold)
     roles = ", ".join(f"{role}: {n}" for role, n in sorted(counts.items())) or "empty"
     due = " (due now)" if size and used >= threshold else ""
-    return (
-        f"Messages: {len(state.history)} ({roles})\nModel: {state.agent.model}\n"
-        f"Context usage: ~{used} / {size} tokens ({pct:.0f}%)\nCompression threshold: ~{threshold} tokens{due}"
+    return _items(
+        [
+            f"Messages: {len(state.history)} ({roles})",
+            f"Model: {state.agent.model}",
+            f"Context usage: ~{used} / {size} tokens ({pct:.0f}%)",
+            f"Compression threshold: ~{threshold} tokens{due}",
+        ]
     )
 
 
@@ -159,7 +167,10 @@ async def _compact(runner: TurnRunner, state: SessionState) -> str:
 
         await SessionServices(runner.backend, state).rotated(after_id, "compression")
     after_used, _ = await anyio.to_thread.run_sync(state.agent.context_usage, list(compressed))
-    return f"Context compressed: {before_msgs} -> {len(compressed)} messages\n~{before_used} -> ~{after_used} tokens"
+    return (
+        f"Context compressed: {before_msgs} -> {len(compressed)} messages\n\n"
+        f"~{before_used} -> ~{after_used} tokens"
+    )
 
 
 def _steer(state: SessionState, arg: str, full_arg: str) -> str | RunPrompt:
@@ -194,7 +205,10 @@ def _approvals(runner: TurnRunner, state: SessionState, arg: str) -> str:
             return f"Revoked the remembered decision for: {key}"
         return f"No remembered decision for: {key}"
     stored = memory.list_persistent(state.cwd)
-    lines = [f"  {d.decision:<5} {d.key}" for d in stored]
+    lines = [f"{d.decision}: `{d.key}`" for d in stored]
     session = "yes" if memory.edits_allowed_for_session else "no"
-    body = "\n".join(lines) if lines else "  (none)"
-    return f"Remembered command decisions for {state.cwd}:\n{body}\nEdits allowed for this session: {session}"
+    body = _items(lines) if lines else "(none)"
+    return (
+        f"Remembered command decisions for {state.cwd}:\n\n{body}\n\n"
+        f"Edits allowed for this session: {session}"
+    )

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 OUTPUT_LIMIT = 64 * 1024
 TIMEOUT_EXIT = 124
+INTERRUPTED_EXIT = 130
+"""A command killed by a cancel, when the editor reports no exit code (128 + SIGINT, as a
+shell reports Ctrl-C): never the timeout's 124."""
 POLL_S = 0.2
 
 
@@ -98,7 +101,9 @@ async def run_in_client_terminal(
             m.TerminalOutputRequest(session_id=sid, terminal_id=terminal_id)
         )
         truncated = "\n[output truncated by the editor]" if output.truncated else ""
-        code = exit_code if exit_code is not None else TIMEOUT_EXIT
+        code = (
+            exit_code if exit_code is not None else _killed_code(output, deadline.cancelled_caught)
+        )
         return code, output.output + truncated + note
     except Exception as exc:
         logger.warning("editor terminal %s failed: %s", terminal_id, exc)
@@ -111,3 +116,13 @@ async def run_in_client_terminal(
                 )
             except Exception as exc:
                 logger.debug("releasing terminal %s failed: %s", terminal_id, exc)
+
+
+def _killed_code(output: m.TerminalOutputResponse, timed_out: bool) -> int:
+    """The exit code of a command we killed: the timeout's, or what the editor reports."""
+    if timed_out:
+        return TIMEOUT_EXIT
+    status = output.exit_status
+    if status is not None and status.exit_code is not None:
+        return status.exit_code
+    return INTERRUPTED_EXIT

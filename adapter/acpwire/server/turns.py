@@ -82,12 +82,15 @@ class TurnRunner:
     async def advertise(self, state: SessionState) -> None:
         """Slash commands, context usage and title, sent after session setup."""
         notifier = self.backend.notifier
+        # A title a prompt gives the session meanwhile is that prompt's to send (it was
+        # sent twice when the first prompt followed the answer at once, as Toad's does).
+        titled = bool(state.record.title)
         await notifier.update(
             state.id,
             m.SessionUpdateAvailableCommandsUpdate(available_commands=commands.advertised()),
         )
         await self.send_usage(state)
-        if state.record.title:
+        if titled:
             await self.send_info(state)
 
     async def send_usage(self, state: SessionState) -> None:
