@@ -2,7 +2,8 @@
 
 ``$ACPWIRE_HOME`` (default ``~/.acpwire``) holds ``config.toml`` (provider, model and
 defaults), ``.env`` (secrets, loaded into the environment at start without overriding
-variables already set) and ``sessions.db``. Environment variables win over the file.
+variables already set) and ``sessions.db``. Environment variables win over the file. The
+home is kept 0700 and those files 0600 (:mod:`acpwire.private`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from acpwire.limits import ToolLimits, limits_from_table
+from acpwire.private import make_private_home, repair_home, write_private
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +89,7 @@ def _number(table: Mapping[str, Any], key: str, default: float, *, path: Path) -
 def load_settings(env: Mapping[str, str] | None = None, *, load_env_file: bool = True) -> Settings:
     """Read the config home. Loads ``.env`` into ``os.environ`` (never overriding)."""
     home = config_home(env)
+    repair_home(home)  # 0700 / 0600 whatever the umask was: it holds keys and history
     env_file = home / ENV_NAME
     loaded = False
     secret_names: tuple[str, ...] = ()
@@ -146,7 +149,7 @@ def _toml_value(value: object) -> str:
 
 def write_model_config(home: Path, values: Mapping[str, object]) -> Path:
     """Write (replace) the ``[model]`` table of config.toml, keeping the other tables."""
-    home.mkdir(parents=True, exist_ok=True)
+    make_private_home(home)
     path = home / CONFIG_NAME
     data = _read_toml(path)
     data["model"] = {k: v for k, v in values.items() if v not in (None, "")}
@@ -161,7 +164,5 @@ def write_model_config(home: Path, values: Mapping[str, object]) -> Path:
             else:
                 lines.append(f"{key} = {_toml_value(value)}")
         lines.append("")
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("\n".join(lines), encoding="utf-8")
-    tmp.replace(path)
+    write_private(path, "\n".join(lines))
     return path

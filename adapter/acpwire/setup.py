@@ -15,6 +15,7 @@ from acpwire.agent.config import discover_local_server
 from acpwire.agent.llm import list_models
 from acpwire.agent.stream import ModelError
 from acpwire.config import ENV_NAME, Settings, write_model_config
+from acpwire.private import write_private
 
 Ask = Callable[[str], str]
 
@@ -31,8 +32,7 @@ def _save_key(settings: Settings, key: str) -> None:
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
     lines = [line for line in lines if not line.startswith("OPENAI_API_KEY=")]
     lines.append(f"OPENAI_API_KEY={key}")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    path.chmod(0o600)
+    write_private(path, "\n".join(lines) + "\n")
 
 
 def run_setup(settings: Settings, *, assume_yes: bool = False, ask: Ask = input) -> int:

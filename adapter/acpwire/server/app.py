@@ -18,6 +18,13 @@ from acp_v1.peers import ClientPeer
 from acpwire.agent.factory import AgentFactory
 from acpwire.config import Settings
 from acpwire.mcp import McpServerHost
+from acpwire.private import (
+    FILE_MODE,
+    PRIVATE_FILES,
+    create_private_file,
+    make_private_home,
+    restrict,
+)
 from acpwire.probe import ConnectionProbe
 from acpwire.sandbox import sandbox_status
 from acpwire.store import SessionStore, StoreError, open_session_store
@@ -38,10 +45,12 @@ def open_store(settings: Settings) -> tuple[SessionStore, str | None]:
     as long as the process, and the editor is told so.
     """
     try:
-        settings.home.mkdir(parents=True, exist_ok=True)
-        return open_session_store(
-            settings.db_path, busy_timeout_ms=settings.db_busy_timeout_ms
-        ), None
+        make_private_home(settings.home)
+        create_private_file(settings.db_path)  # SQLite gives -wal and -shm the same mode
+        store = open_session_store(settings.db_path, busy_timeout_ms=settings.db_busy_timeout_ms)
+        for name in PRIVATE_FILES:  # files SQLite made just now (after a move aside...)
+            restrict(settings.home / name, FILE_MODE, warn=False)
+        return store, None
     except (StoreError, OSError) as exc:
         problem = f"the session database {settings.db_path} cannot be used ({exc})"
         logger.error("%s; sessions will not be saved in this run", problem)
