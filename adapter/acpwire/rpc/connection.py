@@ -17,6 +17,7 @@ Methods are plain strings and params are opaque: nothing here knows ACP.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 import anyio
@@ -78,6 +79,10 @@ class Connection:
         self._worker_task: int | None = None
         self._task_group: TaskGroup | None = None
         self._started = False
+        self.on_input_end: Callable[[], Awaitable[None]] | None = None
+        """Awaited at end of input, once the messages already received are handled and
+        our pending requests have failed, before running handlers are cancelled: the
+        owner winds its work down (ends turns, saves them) while handlers still run."""
 
     # -- outgoing ---------------------------------------------------------------------
 
@@ -130,8 +135,8 @@ class Connection:
         """Read and dispatch messages until end of stream or :meth:`close`.
 
         At end of stream, notifications and responses already received are still
-        processed; then pending requests fail with :class:`ConnectionClosedError` and
-        handlers still running are cancelled.
+        processed; then pending requests fail with :class:`ConnectionClosedError`,
+        :attr:`on_input_end` runs, and handlers still running are cancelled.
         """
         if self._started:
             raise RuntimeError("serve() can only run once per connection")
@@ -148,6 +153,9 @@ class Connection:
                 self._out.mark_input_ended()
                 ordered_in.close()
                 await worker_done.wait()
+                self._out.fail_pending()  # nothing can answer them now
+                if self.on_input_end is not None:
+                    await self.on_input_end()
                 tg.cancel_scope.cancel()
         finally:
             self._out.mark_input_ended()

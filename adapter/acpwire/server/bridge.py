@@ -311,23 +311,27 @@ class TurnBridge:
 
     async def _run_call(self, call: _Call) -> None:
         result = call.aborted
-        if not (call.on_cancel and self._cancelled):
-            with anyio.CancelScope() as scope:
-                self._current = (scope, call)
-                try:
-                    result = await call.run()
-                except Exception as exc:
-                    logger.exception("turn bridge call failed")
-                    if not call.future.done():
-                        call.future.set_exception(exc)
-                    return
-                finally:
-                    self._current = None
-            if scope.cancelled_caught:
-                logger.info("editor request abandoned: the turn was cancelled or is over")
-                result = call.aborted
-        if not call.future.done():
-            call.future.set_result(result)
+        try:
+            if not (call.on_cancel and self._cancelled):
+                with anyio.CancelScope() as scope:
+                    self._current = (scope, call)
+                    try:
+                        result = await call.run()
+                    except Exception as exc:
+                        logger.exception("turn bridge call failed")
+                        if not call.future.done():
+                            call.future.set_exception(exc)
+                        return
+                    finally:
+                        self._current = None
+                if scope.cancelled_caught:
+                    logger.info("editor request abandoned: the turn was cancelled or is over")
+                    result = call.aborted
+        finally:
+            # Also when the pump itself is cancelled (the connection is torn down): the
+            # agent's thread must not wait out its timeout for an answer never coming.
+            if not call.future.done():
+                call.future.set_result(result)
 
     def _render(self, item: Any) -> Any:
         kind, payload = item

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .app import Runtime
     from .backend import AcpBackend
     from .mcp import McpHost
+    from .state import SessionState
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +124,17 @@ async def serve_connection(
                 station.factory.start_lookup()  # models, in a thread of its own
                 await link.endpoint.upgrade()
 
+            async def wind_down() -> None:
+                # End of input: the client can answer nothing now (its pending requests
+                # have failed). Cancel every turn and let each save its history while
+                # the prompt requests still run.
+                async with anyio.create_task_group() as stops:
+                    for backend, _ in built:
+                        for state in backend.manager.open_sessions():
+                            stops.start_soon(_stop_turn, backend, state)
+
             link.endpoint.upgrade_with(open_backend)
+            link.connection.on_input_end = wind_down
             desk.ready = after_initialize
             try:
                 await link.serve()
@@ -137,3 +148,7 @@ async def serve_connection(
                 await host.shutdown()
                 station.backends.remove(backend)
         logger.info("connection closed")
+
+
+async def _stop_turn(backend: AcpBackend, state: SessionState) -> None:
+    await backend.turns.stop(state, reason="end of input")
