@@ -187,7 +187,7 @@ def test_invalid_limit(store: SessionStore, limit: int) -> None:
         store.list_sessions(limit=limit)
 
 
-def test_fork_copies_settings_and_live_history_only(store: SessionStore) -> None:
+def test_fork_copies_settings_and_the_transcript_with_its_live_part(store: SessionStore) -> None:
     store.create_session(
         SessionRecord(
             id="src",
@@ -215,10 +215,16 @@ def test_fork_copies_settings_and_live_history_only(store: SessionStore) -> None
     assert fork.config_options == {"r": "low"}
     assert fork.internal_id is None
     assert store.live_history("dst") == [summary, *msgs[4:]]
-    assert store.full_history("dst") == [summary, *msgs[4:]]
+    # What the source replays, compacted rows included; nothing from before a /reset.
+    assert store.transcript("dst") == store.transcript("src") == [*msgs, summary]
     # The fork is independent of its source.
     store.append_messages("dst", [{"role": "user", "content": "only in fork"}])
     assert store.live_history("src") == [summary, *msgs[4:]]
+    store.clear_history("src")
+    store.append_messages("src", [{"role": "user", "content": "after reset"}])
+    again = store.fork_session("src", "dst2", "/c")
+    assert store.transcript(again.id) == [{"role": "user", "content": "after reset"}]
+    assert store.full_history(again.id) == store.live_history(again.id)
 
 
 def test_fork_without_title_and_errors(store: SessionStore, new_session: NewSession) -> None:

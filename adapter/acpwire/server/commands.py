@@ -117,14 +117,14 @@ async def handle(
     if name == "compact":
         return await _compact(runner, state)
     if name == "steer":
-        return _steer(state, arg, full_arg)
+        return await _steer(runner, state, arg, full_arg)
     if name == "queue":
         if not arg:
             return "Usage: /queue <prompt>"
         if not state.running:
             return RunPrompt(full_arg, arg)
-        state.queue.append(QueuedPrompt(full_arg, arg))
-        return f"Queued for the next turn. ({len(state.queue)} queued)"
+        queued = await runner.enqueue(state, QueuedPrompt(full_arg, arg))
+        return f"Queued for the next turn. ({queued} queued)"
     return _approvals(runner, state, arg)
 
 
@@ -173,14 +173,16 @@ async def _compact(runner: TurnRunner, state: SessionState) -> str:
     )
 
 
-def _steer(state: SessionState, arg: str, full_arg: str) -> str | RunPrompt:
+async def _steer(
+    runner: TurnRunner, state: SessionState, arg: str, full_arg: str
+) -> str | RunPrompt:
     if not arg:
         return "Usage: /steer <guidance>"
     if state.running:
         if state.agent.steer(full_arg):
             return f"Steer queued for the active turn: {arg[:80]}"
-        state.queue.append(QueuedPrompt(full_arg, arg))
-        return f"The turn is finishing; queued for the next turn. ({len(state.queue)} queued)"
+        queued = await runner.enqueue(state, QueuedPrompt(full_arg, arg))
+        return f"The turn is finishing; queued for the next turn. ({queued} queued)"
     interrupted, state.interrupted_prompt = state.interrupted_prompt, None
     if interrupted is not None:
         # The interrupted prompt as it was (attachments and images included), then the guidance.

@@ -15,7 +15,7 @@ import uuid
 from acpwire.agent.factory import AgentFactory
 from acpwire.agent.seam import Message, SyncAgent
 from acpwire.provenance import InternalSessionSource
-from acpwire.store import UNSET, SessionRecord, SessionStore, Unset
+from acpwire.store import NOT_RUN_STOPPED, UNSET, SessionRecord, SessionStore, Unset
 from acpwire.store.catalog import ForeignSession, SessionCatalog
 
 from .lazy import LazyAgent
@@ -137,6 +137,8 @@ class SessionManager:
                 record = None if foreign is None else self._adopt(foreign)
             if record is None:
                 return None
+            # Prompts a previous process accepted and never ran: shown as not run.
+            self.store.settle_pending_prompts(session_id, NOT_RUN_STOPPED)
             history = self.store.live_history(session_id)
             cwd = record.cwd
             agent: SyncAgent

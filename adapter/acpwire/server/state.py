@@ -45,12 +45,17 @@ MODES: dict[str, tuple[str, str]] = {
 commands may run unsandboxed unasked (``full_access`` only: :mod:`acpwire.sandbox.decide`)."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class QueuedPrompt:
-    """A prompt that arrived while a turn was running."""
+    """A prompt that arrived while a turn was running (or the prompt of a turn)."""
 
     content: str | list[dict[str, Any]]
     display: str
+    pending_id: int | None = None
+    """Its row in the store's pending prompts while it waits (accepted, not yet run)."""
+    stored: anyio.Event | None = None
+    """Set once the pending row is written (or failed to be): its turn waits for it."""
+    started: bool = False
 
 
 @dataclass(slots=True)
@@ -70,6 +75,8 @@ class SessionState:
     current_prompt: QueuedPrompt | None = None
     """The prompt of the running turn (for ``/steer`` after a cancel)."""
     interrupted_prompt: QueuedPrompt | None = None
+    unrun: list[QueuedPrompt] = field(default_factory=list)
+    """Accepted prompts that will not run (a cancel dropped them), until the store says so."""
     reasoning_effort: str = "default"
     turn_done: anyio.Event | None = None
     """Set when the running turn (if any) has fully finished, thread included."""

@@ -11,8 +11,9 @@ through a :class:`~acpwire.server.bridge.TurnBridge` and are all sent before the
   nothing; a cancelled turn never goes on to run queued prompts;
 * ``running`` is reset in ``finally``, also when the request itself is cancelled; a
   request cancelled before its worker started leaves no turn behind to wait for;
-* a prompt arriving during a turn is queued and answered at once; after a normal turn
-  the queue runs inside the same request, each queued prompt echoed as a user message;
+* a prompt arriving during a turn is queued, stored (:mod:`.queued`) and answered at
+  once; after a normal turn the queue runs inside the same request, each queued prompt
+  echoed as a user message; one that never runs is recorded as not run;
 * a prompt arriving while the running turn is being cancelled (an editor's "send now":
   cancel, then prompt) is not queued behind it: it runs as soon as that turn has ended.
 """
@@ -30,7 +31,7 @@ from acp_v1 import models as m
 from acpwire.agent.seam import TurnResult
 from acpwire.attachments import PromptContent, left_out_message, prompt_to_model_content
 
-from . import commands, options
+from . import commands, options, queued as queued_prompts
 from .bridge import TurnBridge
 from .services import SessionServices
 from .state import QueuedPrompt, SessionState
@@ -131,6 +132,7 @@ class TurnRunner:
         state.cancel_requested = True
         state.interrupted_prompt = state.current_prompt
         dropped = len(state.queue)
+        state.unrun.extend(state.queue)  # recorded as not run when the turn has ended
         state.queue.clear()
         if dropped:
             logger.info("session %s: cancel dropped %d queued prompt(s)", state.id, dropped)
@@ -181,29 +183,44 @@ class TurnRunner:
                 await self.send_usage(state)
                 if state.queue and not state.running:  # prompts that came during /compact
                     return await self.run_turns(state, None)
+                await queued_prompts.settle_unrun(self.backend, state)
                 return m.PromptResponse(stop_reason="end_turn")
         queued = QueuedPrompt(content.content, content.display_text or "[attachment]")
         if state.running and not state.cancel_requested:
-            state.queue.append(queued)
+            waiting = await self.enqueue(state, queued)
             await self.backend.notifier.message(
-                state.id, f"Queued for the next turn. ({len(state.queue)} queued)"
+                state.id, f"Queued for the next turn. ({waiting} queued)"
             )
             return m.PromptResponse(stop_reason="end_turn")
         return await self.run_turns(state, queued)
+
+    async def enqueue(self, state: SessionState, queued: QueuedPrompt) -> int:
+        """Queue a prompt behind the running turn, stored before the caller acknowledges
+        it (:func:`.queued.enqueue`); the queue's length."""
+        return await queued_prompts.enqueue(self.backend, state, queued)
 
     async def run_turns(self, state: SessionState, first: QueuedPrompt | None) -> m.PromptResponse:
         """Run ``first`` (the request's own prompt), then the queue while turns end
         normally; a queued prompt is echoed as a user message before its turn."""
         stop, usage = "end_turn", None
-        if first is not None:
-            stop, usage = await self._run_one(state, first)
-        while stop == "end_turn" and state.queue:
-            nxt = state.queue.popleft()
-            await self.backend.notifier.update(
-                state.id,
-                m.SessionUpdateUserMessageChunk(content=m.ContentBlockText(text=nxt.display)),
-            )
-            stop, usage = await self._run_one(state, nxt)
+        try:
+            if first is not None:
+                stop, usage = await self._run_one(state, first)
+            while stop == "end_turn" and state.queue:
+                nxt = state.queue.popleft()
+                try:
+                    await self.backend.notifier.update(
+                        state.id,
+                        m.SessionUpdateUserMessageChunk(
+                            content=m.ContentBlockText(text=nxt.display)
+                        ),
+                    )
+                    stop, usage = await self._run_one(state, nxt)
+                finally:
+                    if not nxt.started:  # cancelled before its turn began
+                        state.unrun.append(nxt)
+        finally:
+            await queued_prompts.settle_unrun(self.backend, state)
         return m.PromptResponse(stop_reason=stop, usage=usage)
 
     async def _run_one(
@@ -249,6 +266,7 @@ class TurnRunner:
                 await bridge.finish()
         except anyio.get_cancelled_exc_class():
             state.agent.interrupt()  # the prompt request itself was cancelled
+            bridge.cancel_calls()
             raise
         finally:
             # ``done`` is set by the worker itself (an abandoned one when it ends), or here
@@ -259,8 +277,7 @@ class TurnRunner:
 
     async def _start_turn(self, state: SessionState, prompt: QueuedPrompt) -> None:
         manager = self.backend.manager
-        user = {"role": "user", "content": prompt.content}
-        await self.backend.blocking(manager.append_messages, state, [user])
+        await queued_prompts.begin(self.backend, state, prompt)
         if not state.record.title:
             title = " ".join(prompt.display.split())[:TITLE_CHARS] or "New session"
             await self.backend.blocking(lambda: manager.update(state, title=title))

@@ -21,6 +21,7 @@ from acpwire.store.opening import (
     move_corrupt_aside,
     open_session_store,
 )
+from acpwire.store.pending import NOT_RUN_CANCELLED, NOT_RUN_STOPPED, PendingPrompt
 from acpwire.store.policies import ApprovalKind, ApprovalRecord, Decision
 from acpwire.store.schema import SCHEMA_VERSION, migrate
 from acpwire.store.session_store import SessionStore
@@ -31,6 +32,8 @@ __all__ = [
     "DEFAULT_FILENAME",
     "MAX_PAGE",
     "MEMORY",
+    "NOT_RUN_CANCELLED",
+    "NOT_RUN_STOPPED",
     "SCHEMA_VERSION",
     "UNSET",
     "ApprovalKind",
@@ -41,6 +44,7 @@ __all__ = [
     "InternalSessionRecord",
     "JsonObject",
     "Message",
+    "PendingPrompt",
     "RecoveryPolicy",
     "SessionCatalog",
     "SessionExistsError",

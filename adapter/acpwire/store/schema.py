@@ -109,7 +109,22 @@ def _to_v3(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM approvals WHERE kind = 'command' AND decision = 'allow'")
 
 
-_MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_v1, _to_v2, _to_v3]
+def _to_v4(conn: sqlite3.Connection) -> None:
+    # Prompts answered "queued" while a turn ran, until their own turn starts (then the
+    # user message replaces the row, in one transaction) or they are known never to run
+    # (then they move to the transcript, archived, with a note saying so).
+    conn.execute(
+        "CREATE TABLE pending_prompts ("
+        " id         INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
+        " content    TEXT NOT NULL,"
+        " display    TEXT NOT NULL,"
+        " created_at TEXT NOT NULL)"
+    )
+    conn.execute("CREATE INDEX pending_prompts_by_session ON pending_prompts (session_id, id)")
+
+
+_MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_v1, _to_v2, _to_v3, _to_v4]
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 

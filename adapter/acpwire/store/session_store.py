@@ -1,16 +1,17 @@
-"""The :class:`SessionStore`: one SQLite file holding sessions, messages, lineage and approvals."""
+"""The :class:`SessionStore`: one SQLite file holding sessions, messages, queued prompts,
+lineage and approvals."""
 
 from __future__ import annotations
 
-from acpwire.store.history import HistoryMixin
 from acpwire.store.lineage import LineageMixin
+from acpwire.store.pending import PendingMixin
 from acpwire.store.policies import ApprovalsMixin
 from acpwire.store.sessions import SessionsMixin
 
 __all__ = ["SessionStore"]
 
 
-class SessionStore(SessionsMixin, HistoryMixin, LineageMixin, ApprovalsMixin):
+class SessionStore(SessionsMixin, PendingMixin, LineageMixin, ApprovalsMixin):
     """Thread-safe persistent store for the ACP backend.
 
     ``SessionStore(path)`` opens (creating or migrating) the database at ``path``;

@@ -234,7 +234,11 @@ class SessionsMixin(Database):
         return page, _encode_cursor(last[9], last[0])
 
     def fork_session(self, source_id: str, new_id: str, cwd: str) -> SessionRecord:
-        """Copy a session's settings and live history (not its archive) under a new id.
+        """Copy a session's settings and its history since its last ``/reset`` under a new id.
+
+        Live and archived rows are copied as they are (a compaction's archived rows too),
+        so the fork replays what its source replays (:meth:`transcript`) while its live
+        history, what the agent resumes from, is the source's live history.
 
         The fork is titled ``"Fork of <title>"`` (no title if the source had none, keeping the
         source's ``title_is_explicit``) and has no internal id until the server records one.
@@ -262,13 +266,14 @@ class SessionsMixin(Database):
                     normalize_for_compare(cwd),
                 ),
             )
-            # Renumber from zero: the fork's transcript starts with the copied live history.
+            # Renumbered from the source's transcript start (the fork's starts at 0);
+            # live rows keep their place in the context, archived ones stay archived.
             conn.execute(
                 "INSERT INTO messages (session_id, seq, pos, archived, message, created_at) "
-                "SELECT ?, n, n, 0, message, ? FROM ("
-                "  SELECT ROW_NUMBER() OVER (ORDER BY pos) - 1 AS n, message FROM messages"
-                "  WHERE session_id = ? AND archived = 0)",
-                (new_id, now, source_id),
+                "SELECT ?, m.seq - s.replay_from, m.pos, m.archived, m.message, m.created_at "
+                "FROM messages m JOIN sessions s ON s.id = m.session_id "
+                "WHERE m.session_id = ? AND m.seq >= s.replay_from",
+                (new_id, source_id),
             )
             return self._fetch(conn, new_id)
 
