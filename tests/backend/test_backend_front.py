@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -217,6 +216,12 @@ def test_the_collector_resumes_even_when_no_backend_is_ever_built(tmp_path: Path
 import atexit, gc, json, sys
 import acpwire.server.stdio as stdio
 stdio.SETTLE_AFTER_S = 0.2
+settle = stdio.settle_gc
+def settle_and_say():
+    settle()
+    sys.stderr.write("SETTLED\\n")
+    sys.stderr.flush()
+stdio.settle_gc = settle_and_say
 atexit.register(lambda: sys.stderr.write("SEEN " + json.dumps({
     "backend": "acpwire.server.core" in sys.modules, "gc": gc.isenabled(),
     "frozen": gc.get_freeze_count()}) + "\\n"))
@@ -224,10 +229,13 @@ from acpwire.__main__ import main
 main([])
 """
     with _backend_process(script, tmp_path / "home") as child:
-        assert child.stdin is not None
+        assert child.stdin is not None and child.stderr is not None
         child.stdin.write(b'{"jsonrpc": "2.0", "method": "no/such_note"}\n')  # nothing more
         child.stdin.flush()
-        time.sleep(1.0)
+        # Stdin stays open until the fallback has run, however slow the start-up is.
+        for line in child.stderr:
+            if line == b"SETTLED\n":
+                break
         _, err = child.communicate(timeout=60)
     seen = _seen(err)
     assert seen == {"backend": False, "gc": True, "frozen": seen["frozen"]} and seen["frozen"] > 0
