@@ -56,6 +56,8 @@ FACTORY_MEMBERS = (
     "problem",
     "provider",
     "configured",
+    "provider_hint",
+    "start_lookup",
     "available_models",
     "cached_models",
     "reset",
