@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
+from acpwire.agent.seam import EditorRefused
 from acpwire.server.bridge import TurnBridge
 
 pytestmark = pytest.mark.anyio
@@ -66,3 +67,42 @@ async def test_deltas_from_many_threads_all_arrive_in_per_thread_order() -> None
         mine = [int(p.split(":")[1]) for p in pieces if p.startswith(f"{thread}:")]
         assert mine == list(range(DELTAS))
     assert wakeups < THREADS * DELTAS  # batched: one wake-up collects many deltas
+
+
+class SilentEditor(Recorder):
+    """An editor that offers fs and never answers (terminals share the same default)."""
+
+    async def read_file(self, path: str) -> str | None:
+        await anyio.sleep_forever()
+        return None
+
+    async def write_file(self, path: str, content: str) -> bool:
+        await anyio.sleep_forever()
+        return False
+
+
+async def test_an_editor_that_never_answers_is_a_refusal_not_a_local_fallback() -> None:
+    bridge = TurnBridge(SilentEditor(), cwd="/tmp", call_timeout=0.5)
+    outcomes: list[str] = []
+
+    def agent() -> None:
+        calls = (
+            lambda: bridge.read_text_file("/tmp/x"),
+            lambda: bridge.write_text_file("/tmp/x", "y"),
+        )
+        for call in calls:
+            try:
+                outcomes.append(f"answered {call()!r}")  # None/False would mean "do it locally"
+            except EditorRefused as exc:
+                outcomes.append(str(exc))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(bridge.pump)
+        worker = threading.Thread(target=agent)
+        worker.start()
+        with anyio.fail_after(60):
+            while worker.is_alive():
+                await anyio.sleep(0.05)
+        await bridge.finish()
+    assert [o.split(" the request")[0] for o in outcomes] == ["The editor did not answer"] * 2
+    assert all("Do not retry" in o for o in outcomes)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import threading
 from collections import deque
@@ -159,7 +160,19 @@ class TurnBridge:
         except Exception as exc:  # timeouts and client failures answer the safe default
             logger.warning("turn bridge call failed (%s); using %r", exc, default)
             future.cancel()
+            self._abandon(future)
             return default
+
+    def _abandon(self, future: concurrent.futures.Future[Any]) -> None:
+        """Nobody waits for ``future`` any more: stop its editor request if it is the one
+        running, so an editor that never answers does not hold up the updates behind it."""
+
+        def stop() -> None:
+            if self._current is not None and self._current[1].future is future:
+                self._current[0].cancel()
+
+        with contextlib.suppress(RuntimeError):  # RuntimeError: the event loop is closed
+            self._loop.call_soon_threadsafe(stop)
 
     def on_text_delta(self, text: str) -> None:
         if text:
@@ -311,6 +324,8 @@ class TurnBridge:
 
     async def _run_call(self, call: _Call) -> None:
         result = call.aborted
+        if call.awaited and call.future.cancelled():
+            return  # its caller gave up (a timeout) before it was sent: never send it
         try:
             if not (call.on_cancel and self._cancelled):
                 with anyio.CancelScope() as scope:
