@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 __all__ = [
+    "absolute_in_cwd",
     "is_wsl",
     "normalize_for_compare",
     "require_absolute_cwd",
@@ -140,12 +141,13 @@ def normalize_for_compare(path: str) -> str:
     return _MNT_DRIVE.sub(lambda m: "/mnt/" + m.group(1).lower(), cleaned)
 
 
-def resolve_in_cwd(path: str, cwd: str, *, wsl: bool | None = None) -> Path:
-    """Resolve a tool path against the session ``cwd``, following symlinks.
+def absolute_in_cwd(path: str, cwd: str, *, wsl: bool | None = None) -> Path:
+    """A tool path made absolute against the session ``cwd`` and normalised as spelt
+    (``..`` collapsed, no symlink followed): the path the model asked for.
 
     ``path`` may be relative (to ``cwd``, never to the process cwd), absolute, ``~``-based,
     a ``file://`` URI or, under WSL, a Windows path (absolute, UNC or relative with
-    backslashes). The result need not exist.
+    backslashes).
     """
     if not path:
         raise ValueError("path must not be empty")
@@ -159,7 +161,14 @@ def resolve_in_cwd(path: str, cwd: str, *, wsl: bool | None = None) -> Path:
     if under_wsl and not translated.startswith("/"):
         # A relative Windows path (src\main.py) from a Windows editor or a model.
         translated = translated.replace("\\", "/")
-    candidate = Path(translated) if translated.startswith("/") else Path(base) / translated
+    candidate = translated if translated.startswith("/") else posixpath.join(base, translated)
+    return Path(_clean(candidate))
+
+
+def resolve_in_cwd(path: str, cwd: str, *, wsl: bool | None = None) -> Path:
+    """:func:`absolute_in_cwd` with every symlink followed (at any depth, also in the
+    parents of a file that does not exist yet): where a write really lands."""
+    candidate = absolute_in_cwd(path, cwd, wsl=wsl)
     try:
         return candidate.resolve(strict=False)
     except (OSError, RuntimeError) as exc:

@@ -32,7 +32,9 @@ def test_session_grants_are_per_session() -> None:
     assert second.check_command(WS, "rm -rf build") is None
     assert first.check_command(WS, "rm -rf /") is None
     first.record_edit("session")
-    assert first.edit_policy("ask") == "session"
+    # The grant covers workspace edits only: it never widens to edits anywhere.
+    assert first.edit_policy("ask") == "workspace"
+    assert first.edit_policy("session") == "session"
     assert second.edit_policy("ask") == "ask"
     assert not second.edits_allowed_for_session
     first.clear_session()

@@ -111,7 +111,7 @@ ROWS: dict[str, Row] = {
     "id_ed25519 in temp": Row("{systmp}/id_ed25519", W, False, "private key"),
     "*.PEM": Row("certs/server.PEM", S, False, "private key"),
     "*.key": Row("tls/site.key", W, False, "private key"),
-    "extra glob on the name": Row("certs/a.P12", S, False, "*.p12", extra_sensitive=("*.p12",)),
+    "extra glob on the name": Row("certs/a.P7B", S, False, "*.p7b", extra_sensitive=("*.p7b",)),
     "extra glob on the path": Row(
         "secrets/db.txt", S, False, "*/secrets/*", extra_sensitive=("*/secrets/*",)
     ),

@@ -88,7 +88,7 @@ def test_edit_options() -> None:
     options = build_edit_options()
     assert [(o.option_id, o.name, str(o.kind)) for o in options] == [
         ("allow_once", "Allow edit", "allow_once"),
-        ("allow_session", "Allow edits for this session", "allow_always"),
+        ("allow_session", "Allow workspace edits for this session", "allow_always"),
         ("deny", "Deny", "reject_once"),
     ]
     assert [o.option_id for o in build_edit_options(allow_session=False)] == ["allow_once", "deny"]

@@ -177,7 +177,11 @@ async def test_a_client_showing_one_diff_is_asked_file_by_file(tmp_path: Path) -
         ]
         assert asked == [
             (f"Approve edit (1 of 3): {r.workspace / 'app.py'}", [str(r.workspace / "app.py")]),
-            (f"Approve edit (3 of 3): {r.workspace / '.env'}", [str(r.workspace / ".env")]),
+            (
+                f"Approve edit (3 of 3): {r.workspace / '.env'} "
+                "(protected: environment file (.env))",
+                [str(r.workspace / ".env")],
+            ),
         ]
         assert (r.workspace / "app.py").read_text() == "def main():\n    print('old')\n"
         assert not (r.workspace / "notes.md").exists()

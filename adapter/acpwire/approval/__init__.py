@@ -33,8 +33,15 @@ from acpwire.approval.policy import (
     EditPolicy,
     decide_edit,
     decide_edits,
-    is_sensitive,
+    hard_link_count,
     policy_for_mode,
+)
+from acpwire.approval.protected import (
+    config_homes,
+    git_dirs,
+    is_sensitive,
+    protected_dirs,
+    protected_reason,
 )
 
 __all__ = [
@@ -58,13 +65,18 @@ __all__ = [
     "command_key",
     "command_text",
     "command_title",
+    "config_homes",
     "decide_edit",
     "decide_edits",
+    "git_dirs",
+    "hard_link_count",
     "interpret_outcome",
     "is_allowed",
     "is_sensitive",
     "memory_key",
     "policy_for_mode",
+    "protected_dirs",
+    "protected_reason",
     "refusal_message",
     "remembered_deny_message",
     "to_seam_answer",

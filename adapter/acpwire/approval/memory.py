@@ -178,11 +178,14 @@ class ApprovalMemory:
             return self._edits_allowed
 
     def edit_policy(self, mode_policy: EditPolicy) -> EditPolicy:
-        """The policy in force: ``session`` once edits were allowed for this session.
+        """The policy in force: once edits were allowed for this session, at least
+        ``workspace`` (the grant covers workspace files only, never edits anywhere).
 
-        Sensitive paths stay asked under every policy (see ``decide_edit``).
+        Protected paths stay asked under every policy (see ``decide_edit``).
         """
-        return "session" if self.edits_allowed_for_session else mode_policy
+        if self.edits_allowed_for_session and mode_policy == "ask":
+            return "workspace"
+        return mode_policy
 
     def clear_session(self) -> None:
         """Drop every grant of this session (persistent decisions stay)."""

@@ -105,10 +105,13 @@ def build_command_options(
 
 
 def build_edit_options(*, allow_session: bool = True) -> list[m.PermissionOption]:
-    """Options for a file edit (one request covers every file of the edit)."""
+    """Options for a file edit (one request covers every file of the edit); the session
+    grant only when every file is an unprotected workspace file (it covers only those)."""
     options = [_option("allow_once", "Allow edit", "allow_once")]
     if allow_session:
-        options.append(_option("allow_session", "Allow edits for this session", "allow_always"))
+        options.append(
+            _option("allow_session", "Allow workspace edits for this session", "allow_always")
+        )
     options.append(_option("deny", "Deny", "reject_once"))
     return options
 

@@ -3,15 +3,15 @@
 The session mode picks an :data:`EditPolicy`. Paths are resolved against the *session* cwd
 with every symlink followed (also in the parents of files that do not exist yet), so ``../``,
 ``~``, Windows forms and links pointing out of the workspace are judged by where the write
-really lands. Sensitive files (``.git``, ``.ssh``, ``.env*``, private keys, configured
-patterns) are always asked, whatever the policy.
+really lands. Protected paths (see :mod:`acpwire.approval.protected`) and hard-linked files
+are always asked, whatever the policy, and never covered by a session grant.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import logging
-import re
+import os
+import stat
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +20,8 @@ from types import MappingProxyType
 from typing import Final, Literal, get_args
 
 from acpwire.agent.seam import EditProposal
-from acpwire.paths import require_absolute_cwd, resolve_in_cwd, translate_cwd
+from acpwire.approval.protected import is_sensitive, protected_reason
+from acpwire.paths import absolute_in_cwd, require_absolute_cwd, resolve_in_cwd, translate_cwd
 
 __all__ = [
     "MODE_POLICIES",
@@ -29,6 +30,7 @@ __all__ = [
     "EditPolicy",
     "decide_edit",
     "decide_edits",
+    "hard_link_count",
     "is_sensitive",
     "policy_for_mode",
 ]
@@ -45,13 +47,6 @@ MODE_POLICIES: Final[Mapping[str, EditPolicy]] = MappingProxyType(
     {"default": "ask", "accept_edits": "workspace", "dont_ask": "session", "full_access": "session"}
 )
 
-_SENSITIVE_DIRS: Final = frozenset({".git", ".ssh"})
-_ENV_NAME: Final = re.compile(r"\.env(?:rc|[._-].*)?")
-"""``.env``, ``.env.local``, ``.env-prod``, ``.env_test``, ``.envrc`` (direnv runs it)."""
-_KEY_NAME: Final = re.compile(r"id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?:[._-].*)?")
-"""OpenSSH private keys (``id_ed25519``, ``id_ecdsa_sk``, ``id_rsa.bak``...), not ``.pub``."""
-_KEY_SUFFIXES: Final = (".pem", ".key")
-
 
 def policy_for_mode(mode_id: str) -> EditPolicy:
     """The edit policy of a session mode; an unknown mode asks (the safe choice)."""
@@ -62,28 +57,14 @@ def policy_for_mode(mode_id: str) -> EditPolicy:
     return policy
 
 
-def is_sensitive(path: str | PurePath, extra_patterns: Iterable[str] = ()) -> str | None:
-    """Why ``path`` is sensitive, or None. Case-insensitive; ``/`` and ``\\`` both separate.
-
-    ``extra_patterns`` are :mod:`fnmatch` globs matched against the file name and against
-    the whole path (where ``*`` also matches ``/``), e.g. ``"*.p12"`` or ``"*/secrets/*"``.
-    """
-    full = str(path).replace("\\", "/").lower()
-    parts = [part for part in full.split("/") if part]
-    for part in parts:
-        if part in _SENSITIVE_DIRS:
-            return f"inside a {part} directory"
-    name = parts[-1] if parts else ""
-    if _ENV_NAME.fullmatch(name):
-        return f"environment file ({name})"
-    private_key = _KEY_NAME.fullmatch(name) is not None and not name.endswith(".pub")
-    if private_key or name.endswith(_KEY_SUFFIXES):
-        return f"private key or certificate ({name})"
-    for pattern in extra_patterns:
-        lowered = pattern.replace("\\", "/").lower()
-        if fnmatch.fnmatchcase(name, lowered) or fnmatch.fnmatchcase(full, lowered):
-            return f"matches the sensitive pattern {pattern!r}"
-    return None
+def hard_link_count(path: Path) -> int:
+    """The link count of the regular file ``path`` (not following a final link); 0 when
+    it is missing or not a regular file."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return 0
+    return info.st_nlink if stat.S_ISREG(info.st_mode) else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +76,30 @@ class EditDecision:
     resolved_path: Path | None
     """Where the write lands (symlinks followed); None when the path cannot be resolved."""
     sensitive: str | None = None
+    """Why the target is protected (a protected path, a hard-linked file), or None."""
+    requested_path: Path | None = None
+    """The path as the model spelt it, made absolute (no link followed)."""
+    inside: bool = False
+    """The resolved target is inside the workspace (cwd, additional directories, temp)."""
+
+    @property
+    def linked(self) -> bool:
+        """The write lands somewhere else than the path asked for (a symlink on the way)."""
+        return self.requested_path is not None and self.requested_path != self.resolved_path
+
+    @property
+    def grantable(self) -> bool:
+        """A session grant may cover this edit: a workspace file that is not protected."""
+        return self.inside and self.sensitive is None
+
+    def why_asked(self) -> list[str]:
+        """The reasons shown in the permission request (empty for an ordinary file)."""
+        reasons = [f"protected: {self.sensitive}"] if self.sensitive else []
+        if self.requested_path is not None and not self.inside:
+            reasons.append("outside the workspace")
+        if self.linked:
+            reasons.append(f"linked: {self.requested_path} is a link to {self.resolved_path}")
+        return reasons
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +109,11 @@ class EditBatchDecision:
     auto_approve: bool
     reason: str
     decisions: tuple[EditDecision, ...]
+
+    @property
+    def grantable(self) -> bool:
+        """Every file may be covered by "allow edits for this session"."""
+        return all(decision.grantable for decision in self.decisions)
 
 
 def _roots(
@@ -121,6 +131,26 @@ def _roots(
     return resolved
 
 
+def _protection(
+    resolved: Path,
+    proposal_path: str,
+    extra: tuple[str, ...],
+    homes: tuple[str | PurePath, ...],
+    roots: list[tuple[str, Path]],
+) -> str | None:
+    # The spelling given matters too: a symlinked .git must not hide behind its target.
+    workspaces = [root for _, root in roots]
+    reason = protected_reason(resolved, extra, homes=homes, workspaces=workspaces) or is_sensitive(
+        translate_cwd(proposal_path, wsl=True), extra, homes=homes
+    )
+    if reason is not None:
+        return reason
+    links = hard_link_count(resolved)
+    if links > 1:
+        return f"hard-linked file ({links} names: another name may be a protected file)"
+    return None
+
+
 def decide_edit(
     proposal_path: str,
     *,
@@ -128,39 +158,43 @@ def decide_edit(
     workspace_roots: Iterable[str] = (),
     policy: EditPolicy,
     extra_sensitive: Iterable[str] = (),
+    homes: Iterable[str | PurePath] = (),
     temp_dir: str | None = None,
     wsl: bool | None = None,
 ) -> EditDecision:
     """Decide whether an edit of ``proposal_path`` may run without asking.
 
     ``workspace_roots`` are the session's additional directories (the cwd always counts);
-    ``temp_dir`` replaces :func:`tempfile.gettempdir` and ``wsl`` the WSL detection (tests).
-    Directories are compared exactly after resolution: on a case-insensitive file system a
-    case variant of the workspace is asked rather than trusted.
+    ``homes`` config homes to protect besides the default ones; ``temp_dir`` replaces
+    :func:`tempfile.gettempdir` and ``wsl`` the WSL detection (tests). Directories are
+    compared exactly after resolution: on a case-insensitive file system a case variant of
+    the workspace is asked rather than trusted.
     """
     if policy not in _POLICIES:
         raise ValueError(f"edit policy must be one of {sorted(_POLICIES)}, got {policy!r}")
-    extra = tuple(extra_sensitive)
     try:
+        requested = absolute_in_cwd(proposal_path, cwd, wsl=wsl)
         resolved = resolve_in_cwd(proposal_path, cwd, wsl=wsl)
     except ValueError as exc:
         return EditDecision(False, f"cannot resolve the path: {exc}", None)
-    # The spelling given matters too: a symlinked .git must not hide behind its target.
-    sensitive = is_sensitive(resolved, extra) or is_sensitive(
-        translate_cwd(proposal_path, wsl=True), extra
+    roots = _roots(cwd, workspace_roots, temp_dir, wsl)
+    sensitive = _protection(resolved, proposal_path, tuple(extra_sensitive), tuple(homes), roots)
+    label = next(
+        (f"{name} ({root})" for name, root in roots if resolved.is_relative_to(root)), None
     )
+
+    def decided(approve: bool, reason: str) -> EditDecision:
+        return EditDecision(approve, reason, resolved, sensitive, requested, label is not None)
+
     if sensitive is not None:
-        return EditDecision(
-            False, f"sensitive path, always asked: {sensitive}", resolved, sensitive
-        )
+        return decided(False, f"sensitive path, always asked: {sensitive}")
     if policy == "ask":
-        return EditDecision(False, "edits are asked in this mode", resolved)
+        return decided(False, "edits are asked in this mode")
     if policy == "session":
-        return EditDecision(True, "edits are allowed for this session", resolved)
-    for label, root in _roots(cwd, workspace_roots, temp_dir, wsl):
-        if resolved.is_relative_to(root):
-            return EditDecision(True, f"inside {label} ({root})", resolved)
-    return EditDecision(False, "outside the workspace", resolved)
+        return decided(True, "edits are allowed for this session")
+    if label is not None:
+        return decided(True, f"inside {label}")
+    return decided(False, "outside the workspace")
 
 
 def _unread(path: str, cwd: str, wsl: bool | None) -> EditDecision:
@@ -178,6 +212,7 @@ def decide_edits(
     workspace_roots: Iterable[str] = (),
     policy: EditPolicy,
     extra_sensitive: Iterable[str] = (),
+    homes: Iterable[str | PurePath] = (),
     temp_dir: str | None = None,
     wsl: bool | None = None,
 ) -> EditBatchDecision:
@@ -186,6 +221,7 @@ def decide_edits(
         raise ValueError("an edit must name at least one file")
     roots = tuple(workspace_roots)
     extra = tuple(extra_sensitive)
+    home_list = tuple(homes)
     decisions = tuple(
         _unread(item.path, cwd, wsl)
         if isinstance(item, EditProposal) and item.must_ask
@@ -195,6 +231,7 @@ def decide_edits(
             workspace_roots=roots,
             policy=policy,
             extra_sensitive=extra,
+            homes=home_list,
             temp_dir=temp_dir,
             wsl=wsl,
         )

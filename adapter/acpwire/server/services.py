@@ -45,6 +45,7 @@ from acpwire.render import diff_content, text_content
 from acpwire.sandbox.decide import ESCALATIONS, Escalation
 from acpwire.sandbox.plan import plan_command
 
+from ._prompts import edit_request
 from .editor_errors import editor_refusal, is_not_offered
 from .nulls import request_permission
 from .state import SessionState
@@ -118,6 +119,7 @@ class SessionServices:
                     cwd=self.state.cwd,
                     policy=self.memory.edit_policy(policy_for_mode(self.state.mode)),
                     extra_sensitive=self.backend.settings.sensitive_paths,
+                    homes=(self.backend.settings.home,),
                 )
             )
             if batch.auto_approve:
@@ -126,14 +128,9 @@ class SessionServices:
             else:
                 done = len(proposals) - len(remaining)
                 part = f" ({done + 1} of {len(proposals)})" if one_by_one else ""
-                tool_call = m.ToolCallUpdate(
-                    tool_call_id=call_id,
-                    title=f"Approve edit{part}: {', '.join(p.path for p in group)}",
-                    kind="edit",
-                    status="pending",
-                    content=[diff_content(p, p.path) for p in group],
-                )
-                decision = await self._ask(tool_call, build_edit_options())
+                tool_call = edit_request(call_id, group, batch, part)
+                options = build_edit_options(allow_session=batch.grantable)
+                decision = await self._ask(tool_call, options)
                 self.memory.record_edit(decision)
                 if not is_allowed(decision):
                     timeout = self.backend.settings.approval_timeout_s
