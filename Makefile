@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 CODE   := codegen generated adapter tests bench examples
 
 .DEFAULT_GOAL := help
-.PHONY: help install run demo regen check-generated schema-update lint type pytest test bench hermes-venv clean
+.PHONY: help install run demo regen check-generated schema-update lint type pytest test bench hermes-venv interop-deps clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -56,6 +56,12 @@ hermes-venv: ## A virtualenv with the real Hermes agent and this checkout (for i
 	$(HERMES_VENV)/bin/python -m pip install --quiet 'hermes-agent[acp]==0.19.0'
 	$(HERMES_VENV)/bin/python -m pip install --quiet -e '.[backend]'
 	$(HERMES_VENV)/bin/python -c "import acpwire.hermes.modules as h; assert h.available(); print('hermes venv ready')"
+
+ACPX_VERSION := 0.19.1
+ACPX_PREFIX  := tests/interop/.npm
+
+interop-deps: ## acpx (npm, pinned) for tests/interop, into tests/interop/.npm
+	npm install --prefix $(ACPX_PREFIX) --no-audit --no-fund --ignore-scripts --loglevel=error acpx@$(ACPX_VERSION)
 
 clean: ## Remove the virtualenv and caches
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
