@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +208,27 @@ async def test_the_attachments_of_one_prompt_have_a_total_cap(tmp_path: Path) ->
         told = r.editor.text(sid)
         assert "Left out of this prompt" in told and "f3.txt" in told and "f5.txt" in told
         assert "f2.txt" not in told.split("Left out of this prompt")[1].split("seen")[0]
+
+
+async def test_a_fifo_planted_while_the_edit_waits_is_not_written(tmp_path: Path) -> None:
+    async with rig(tmp_path, caps=NO_CAPS) as r:
+        target = r.workspace / "new.txt"
+        r.editor.policy.hold = anyio.Event()
+        sid = await r.new()
+        r.llm.push(tool_call("w1", "write_file", path="new.txt", content="x\n"))
+        r.llm.push({"text": "done"})
+        answers: list[m.PromptResponse] = []
+
+        async def run() -> None:
+            answers.append(await r.prompt(sid, "write"))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            await r.editor.wait_for(lambda: bool(r.editor.policy.requests))
+            os.mkfifo(target)  # planted while the approval is open
+            r.editor.policy.hold.set()
+        assert answers[0].stop_reason == "end_turn"
+        assert ended(r, sid, "w1").status == "failed"
+        assert "FIFO" in tool_result(r, "w1")
+        assert stat.S_ISFIFO(target.lstat().st_mode)  # left as it was, never opened
+        await still_serving(r, sid)

@@ -119,6 +119,8 @@ def commit_changes(ctx: ToolContext, changes: list[FileChange]) -> ToolOutcome |
                 if change.old_text is None
                 else read_text(ctx, change.path)
             )
+        except FileRefused as exc:  # a FIFO or device put there meanwhile: never open it
+            return failure(f"{exc}; it changed while the edit waited for approval")
         except ToolArgError:
             now = change.old_text  # unreadable now as before (a directory...): the write says
         if now != change.old_text:
