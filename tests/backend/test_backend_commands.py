@@ -310,3 +310,19 @@ async def test_the_editor_terminal_gets_the_same_policy(
         assert (last.args or [])[-3:] == ["bash", "-c", "touch made.txt"]
         assert not any("sk-env-secret" in arg for arg in last.args or [])
         assert (r.workspace / "made.txt").exists()
+
+
+async def test_the_hooks_path_directory_stays_read_only(tmp_path: Path) -> None:
+    """A repository whose config names core.hooksPath (.husky-style): that directory is a
+    hooks directory, bound read-only like .git (found by the protected-path list)."""
+    require_sandbox()
+    async with rig(tmp_path) as r:
+        subprocess.run(["git", "init", "-q", str(r.workspace)], check=True)
+        subprocess.run(
+            ["git", "-C", str(r.workspace), "config", "core.hooksPath", "tools/hooks"], check=True
+        )
+        (r.workspace / "tools" / "hooks").mkdir(parents=True)
+        sid = await r.new()
+        await _turn(r, sid, "echo evil > tools/hooks/pre-commit; echo fine > tools/ok.txt")
+        assert (r.workspace / "tools" / "ok.txt").read_text() == "fine\n"
+        assert not (r.workspace / "tools" / "hooks" / "pre-commit").exists()

@@ -46,7 +46,7 @@ def _reads_widely(program: str, args: Sequence[str]) -> bool:
 
 
 def _inside(name: str, cwd: Path, roots: Sequence[Path], extra: tuple[str, ...]) -> bool:
-    from acpwire.approval.policy import is_sensitive  # the protected list, loaded on need
+    from acpwire.approval.protected import is_sensitive  # the protected list, on need
 
     path = cwd / name
     try:

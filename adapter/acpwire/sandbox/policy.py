@@ -2,10 +2,11 @@
 
 Modelled on Codex CLI's workspace-write sandbox. Writable: every workspace root (the
 session cwd and additional directories) and a private temp directory. Read-only: the
-rest of the file system, and inside each root its git directory (``.git``, the
-``gitdir:`` target of a worktree or submodule and that repository's common directory)
-and the entries at its top level that acpwire's protected-path list names
-(:func:`acpwire.approval.policy.is_sensitive`), and, when the user's home lies inside a
+rest of the file system, and inside each root the git directories of the repositories
+enclosing it (:func:`acpwire.approval.protected.git_dirs`: ``.git``, the ``gitdir:``
+target of a worktree or submodule and its common directory, a bare repository, the
+directory ``core.hooksPath`` names) and the entries at its top level that acpwire's
+protected-path list names (:func:`acpwire.approval.protected.is_sensitive`), and, when the user's home lies inside a
 root, its start-up and autostart files (:data:`HOME_PERSISTENCE`). Not even readable: acpwire's config home,
 Hermes' home, the user's credential stores and ``/run`` (sockets). No network unless
 allowed.
@@ -20,14 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from acpwire.approval.policy import is_sensitive
+from acpwire.approval.protected import git_dirs, is_sensitive
 
 __all__ = [
     "CREDENTIAL_DIRS",
     "CREDENTIAL_FILES",
     "HOME_PERSISTENCE",
     "SandboxPolicy",
-    "git_dirs",
     "workspace_policy",
 ]
 
@@ -39,12 +39,14 @@ CREDENTIAL_FILES: Final = (".netrc", ".git-credentials", ".pgpass", ".npmrc", ".
 """Files of the user's home hidden from sandboxed commands (``/dev/null`` instead)."""
 HOME_PERSISTENCE: Final = (
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
-    ".zshenv", ".zprofile", ".zlogin", ".config/fish", ".config/autostart",
-    ".config/systemd", ".config/environment.d", ".local/share/systemd", ".xprofile",
-    ".xinitrc", ".gitconfig", ".config/git",
+    ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".kshrc",
+    ".inputrc", ".xprofile", ".xinitrc", ".xsessionrc", ".pam_environment", ".gitconfig",
+    ".config/git", ".config/fish", ".config/autostart", ".config/systemd",
+    ".config/environment.d", ".local/share/systemd", ".local/bin",
 )  # fmt: skip
-"""Files of the user's home that run code later (shell start-up, autostart, systemd user
-units, git's own config): read-only even when the home lies inside a writable root."""
+"""The protected list's entries under the user's home (shell start-up, autostart, systemd
+user units, git's config, ``~/.local/bin``), bound read-only when the home lies inside a
+writable root (only existing ones: a bind needs its target)."""
 SOCKET_DIRS: Final = ("/run", "/var/run")
 """Hidden from sandboxed commands: a read-only mount does not stop ``connect()`` on a
 socket in it, and ``/run`` holds the sockets that would run code outside the sandbox
@@ -71,41 +73,6 @@ class SandboxPolicy:
     """Bound read-only again after the hiding (the resolver's files, with network)."""
 
 
-def _gitdir_target(dot_git: Path) -> Path | None:
-    """The directory a ``.git`` file (``gitdir: <path>``) points at."""
-    try:
-        first = dot_git.read_text(encoding="utf-8", errors="replace").splitlines()[0]
-    except (OSError, IndexError):
-        return None
-    if not first.startswith("gitdir:"):
-        return None
-    target = Path(first.removeprefix("gitdir:").strip())
-    return (dot_git.parent / target).resolve() if not target.is_absolute() else target.resolve()
-
-
-def git_dirs(root: Path) -> list[Path]:
-    """The git directories a checkout at ``root`` uses: ``.git`` itself, or for a ``.git``
-    file its ``gitdir:`` target and the ``commondir`` it names (a worktree's hooks and
-    config live there)."""
-    dot_git = root / ".git"
-    found: list[Path] = []
-    if dot_git.is_dir():
-        found.append(dot_git.resolve())
-    elif dot_git.is_file():
-        found.append(dot_git)
-        target = _gitdir_target(dot_git)
-        if target is not None and target.is_dir():
-            found.append(target)
-            common = target / "commondir"
-            try:
-                raw = common.read_text(encoding="utf-8", errors="replace").strip()
-            except OSError:
-                raw = ""
-            if raw:
-                found.append((target / raw).resolve())
-    return [path for path in found if path.exists()]
-
-
 def _protected_entries(root: Path, extra: Iterable[str]) -> list[Path]:
     patterns = tuple(extra)
     found: list[Path] = []
@@ -121,6 +88,12 @@ def _protected_entries(root: Path, extra: Iterable[str]) -> list[Path]:
     except OSError as exc:
         _log.warning("sandbox: cannot list %s: %s", root, exc)
     return found
+
+
+def _within(path: Path, roots: Iterable[Path]) -> bool:
+    """Inside a writable root (anything else is read-only already; binding it again would
+    show the host's ``/tmp`` over the private one)."""
+    return any(path.is_relative_to(root) for root in roots)
 
 
 def _unique(paths: Iterable[Path]) -> tuple[Path, ...]:
@@ -156,7 +129,7 @@ def workspace_policy(
     return SandboxPolicy(
         cwd=Path(cwd).resolve(),
         writable=writable,
-        read_only=_unique(p for p in protected if p.exists()),
+        read_only=_unique(p for p in protected if p.exists() and _within(p, writable)),
         hidden_dirs=_unique(p for p in dirs if p.is_dir()),
         hidden_files=_unique(p for p in files if p.is_file()),
         network=network,
