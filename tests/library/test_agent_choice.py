@@ -200,3 +200,21 @@ def test_hermes_is_a_registration_built_without_importing_hermes(tmp_path: Path)
 
     factory = load_factory("hermes", _settings(tmp_path))
     assert isinstance(factory, HermesAgentFactory) and "run_agent" not in sys.modules
+
+
+def test_choosing_a_built_in_agent_reads_no_package_metadata(tmp_path: Path) -> None:
+    """Start-up cost: importlib.metadata (some 20 ms) loads only to look up a name that is
+    neither built in nor module:callable."""
+    script = (
+        "import sys\n"
+        "from acpwire.config import Settings\n"
+        "from acpwire.server.choice import choose_factory\n"
+        "import acpwire.server.stdio, acpwire.__main__\n"
+        "choose_factory(Settings(home=sys.argv[1]), env={})\n"
+        "choose_factory(Settings(home=sys.argv[1]), 'acpwire.agent.base:BaseAgent')\n"
+        "print('importlib.metadata' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout == "False\n"

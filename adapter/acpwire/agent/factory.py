@@ -19,11 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from acpwire.agent.seam import SyncAgent
-
 if TYPE_CHECKING:
     from typing import Self
 
+    from acpwire.agent.seam import SyncAgent
     from acpwire.config import Settings
 
 __all__ = ["AgentFactory", "BaseAgentFactory", "FunctionFactory", "SessionContext"]

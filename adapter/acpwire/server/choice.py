@@ -18,8 +18,6 @@ used raises :class:`AgentSpecError`, whose message is one line.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
-import inspect
 import logging
 import os
 from collections.abc import Mapping
@@ -101,7 +99,9 @@ def _import_target(spec: str) -> object:
 
 
 def _registered(name: str) -> object:
-    found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP, name=name)
+    from importlib.metadata import entry_points  # costly to import: only for such a name
+
+    found = entry_points(group=ENTRY_POINT_GROUP, name=name)
     for entry in found:
         try:
             return entry.load()
@@ -116,17 +116,16 @@ def _registered(name: str) -> object:
 
 
 def _installed_names() -> list[str]:
-    names = {e.name for e in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    from importlib.metadata import entry_points
+
+    names = {e.name for e in entry_points(group=ENTRY_POINT_GROUP)}
     return sorted(names - set(BUILTIN_AGENTS) - {"auto"})
 
 
 def _has_member(target: object, name: str) -> bool:
     """Without reading it: a property (``provider``) may resolve the configuration."""
-    try:
-        inspect.getattr_static(target, name)
-    except AttributeError:
-        return False
-    return True
+    own = getattr(target, "__dict__", {})
+    return name in own or any(name in vars(cls) for cls in type(target).__mro__)
 
 
 def as_factory(target: object, settings: Settings | None = None, label: str = "") -> AgentFactory:

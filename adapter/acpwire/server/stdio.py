@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import anyio
 
-from acpwire.agent.factory import AgentFactory, SessionContext
-from acpwire.agent.seam import SyncAgent
 from acpwire.config import Settings
 from acpwire.rpc import stdio_streams
 
@@ -25,12 +23,15 @@ from .front import Station, serve_connection
 from .signals import SignalPolicy, watch_signals
 
 if TYPE_CHECKING:
+    from acpwire.agent.factory import AgentFactory, SessionContext
+    from acpwire.agent.seam import SyncAgent
+
     from .app import Runtime
     from .state import SessionState
 
 __all__ = ["AgentSource", "resolve_agent", "run_stdio", "run_until_done", "serve", "settle_gc"]
 
-AgentSource: TypeAlias = AgentFactory | Callable[[SessionContext], SyncAgent] | str | None
+AgentSource: TypeAlias = "AgentFactory | Callable[[SessionContext], SyncAgent] | str | None"
 """What the backend can serve: a factory, a function (or agent class) called with each
 session's context, an agent spec (``"module:callable"``, a registered name) or None (the
 ``ACPWIRE_AGENT`` choice, ``auto`` by default)."""
