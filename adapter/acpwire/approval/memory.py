@@ -91,6 +91,12 @@ class ApprovalMemory:
         self._session_denied: set[str] = set()
         self._edits_allowed = False
 
+    @property
+    def holds_session_state(self) -> bool:
+        """Whether it holds grants of this session only (lost if the session is unloaded)."""
+        with self._lock:
+            return bool(self._session_allowed or self._session_denied or self._edits_allowed)
+
     def check_command(self, workspace: str, command: str) -> CommandVerdict | None:
         """A remembered verdict for ``command``, or None when the user must be asked.
 

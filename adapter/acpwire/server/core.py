@@ -196,6 +196,7 @@ class BackendCore:
         Session set-up never waits for the model server: until the list is known, the
         picker holds the session's own model, and the full one follows the answer.
         """
+        self.manager.unload_idle()  # sessions beyond the cap: memory stays bounded
         models = self.factory.cached_models()
         if self.probe is not None and not self.session_decisions_logged:
             # Read now, not at initialize: they load the update and permission models.

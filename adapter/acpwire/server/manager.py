@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
+from collections import OrderedDict
 
 from acpwire.agent.factory import AgentFactory
 from acpwire.agent.seam import Message, SyncAgent
@@ -22,6 +23,9 @@ from .lazy import LazyAgent
 from .state import DEFAULT_MODE, SessionState
 
 logger = logging.getLogger(__name__)
+
+MAX_OPEN_SESSIONS = 32
+"""Sessions kept in memory before idle ones are unloaded (they stay in the database)."""
 
 
 class SessionManager:
@@ -43,7 +47,8 @@ class SessionManager:
         """Why sessions are not being persisted (the database could not be opened), or None."""
         self.store_warning: str | None = None
         """What a background integrity check found wrong with the database, or None."""
-        self._open: dict[str, SessionState] = {}
+        self._open: OrderedDict[str, SessionState] = OrderedDict()  # least recently used first
+        self.max_open = MAX_OPEN_SESSIONS
         self._lock = threading.RLock()
 
     @property
@@ -119,13 +124,17 @@ class SessionManager:
     def peek(self, session_id: str) -> SessionState | None:
         """The session if it is open in memory (no database access)."""
         with self._lock:
-            return self._open.get(session_id)
+            state = self._open.get(session_id)
+            if state is not None:
+                self._open.move_to_end(session_id)
+            return state
 
     def get(self, session_id: str) -> SessionState | None:
         """The open session, restored from the database when needed."""
         with self._lock:
             state = self._open.get(session_id)
             if state is not None:
+                self._open.move_to_end(session_id)
                 return state
             record = self.store.get_session(session_id)
             if record is None and self.catalog is not None:
@@ -256,6 +265,23 @@ class SessionManager:
         if deleted:
             self._tell("session_deleted", session_id)
         return deleted
+
+    def unload_idle(self) -> int:
+        """Forget the least recently used sessions beyond :attr:`max_open` whose state is
+        all in the database (:meth:`SessionState.can_unload`); the most recently used
+        half is always kept. A session forgotten is restored on its next use. Called on
+        the event loop, where turns start, so none starts on a session being forgotten."""
+        with self._lock:
+            excess = len(self._open) - self.max_open
+            if excess <= 0:
+                return 0
+            candidates = list(self._open.values())[: len(self._open) - self.max_open // 2]
+            chosen = [s for s in candidates if s.can_unload()][:excess]
+            for state in chosen:
+                self.close(state.id)
+        if chosen:
+            logger.debug("unloaded %d idle session(s) from memory", len(chosen))
+        return len(chosen)
 
     def open_sessions(self) -> list[SessionState]:
         with self._lock:

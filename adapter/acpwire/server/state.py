@@ -92,6 +92,17 @@ class SessionState:
     def id(self) -> str:
         return self.record.id
 
+    def can_unload(self) -> bool:
+        """Whether the database holds all there is to this session: idle, nothing queued
+        or interrupted, and no attached service holding session-only state (MCP servers,
+        "allow for this session" approvals)."""
+        busy = self.turn_done is not None and not self.turn_done.is_set()
+        if self.running or busy or self.queue or self.unrun or self.prompts_arrived:
+            return False
+        if self.interrupted_prompt is not None:
+            return False
+        return all(getattr(v, "holds_session_state", True) is False for v in self.extra.values())
+
     @property
     def cwd(self) -> str:
         return self.record.cwd
