@@ -9,6 +9,7 @@ from pathlib import Path
 from acpwire.agent.cancel import CancelToken
 from acpwire.agent.default import DefaultAgent
 from acpwire.agent.seam import (
+    AccessProposal,
     ApprovalAnswer,
     CommandPlan,
     CommandProposal,
@@ -40,6 +41,8 @@ class RecordingHooks:
         self.rotations: list[tuple[str, str]] = []
         self.edit_requests: list[tuple[str, list[EditProposal]]] = []
         self.command_requests: list[CommandProposal] = []
+        self.access_requests: list[AccessProposal] = []
+        self.access_refusal: str | None = None
         self.editor_buffers: dict[str, str] = {}
         self.editor_writes: dict[str, str] | None = None
         self.first_text = threading.Event()
@@ -90,6 +93,11 @@ class RecordingHooks:
         with self.lock:
             self.edit_requests.append((call_id, list(proposals)))
         return self.approve_edits_answer
+
+    def approve_access(self, call_id: str, proposal: AccessProposal) -> str | None:
+        with self.lock:
+            self.access_requests.append(proposal)
+        return self.access_refusal
 
     def read_text_file(self, path: str) -> str | None:
         return self.editor_buffers.get(path)

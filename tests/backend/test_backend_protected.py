@@ -5,30 +5,17 @@ grant offered) in every mode, with nothing written when the editor denies."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 import pytest
 
-from tests.backend.harness import Rig, rig, tool_call
+from acp_v1 import models as m
+from tests.backend.harness import FS_CAPS, NO_CAPS, STEP_S, Rig, rig, tool_call
 from tests.backend.test_backend_edits import edit_turn, final_update
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fake HOME (and no ACPWIRE_HOME/HERMES_HOME of the machine running the tests); the
-    system temp dir (a workspace root) moves away from ``tmp_path``."""
-    home = tmp_path / "user"
-    home.mkdir()
-    (tmp_path / "systmp").mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "systmp"))
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("ACPWIRE_HOME", raising=False)
-    monkeypatch.delenv("HERMES_HOME", raising=False)
-    return home
 
 
 def option_ids(r: Rig, index: int = -1) -> set[str]:
@@ -156,3 +143,93 @@ async def test_every_protected_class_is_asked_in_every_mode(
         assert "protected" in (request.tool_call.title or ""), request.tool_call.title
         assert "allow_session" not in option_ids(r)
         assert (target.read_text() if target.exists() else None) == before
+
+
+async def _move(r: Rig, sid: str, how: str, cwd: Path) -> tuple[str, str]:
+    """Open ``sid`` in ``cwd`` by ``how``; returns the session id and its mode there."""
+    with anyio.fail_after(STEP_S):
+        if how == "load":
+            loaded = await r.peer.session_load(
+                m.LoadSessionRequest(session_id=sid, cwd=str(cwd), mcp_servers=[])
+            )
+            return sid, loaded.modes.current_mode_id if loaded.modes else "?"
+        if how == "resume":
+            resumed = await r.peer.session_resume(
+                m.ResumeSessionRequest(session_id=sid, cwd=str(cwd))
+            )
+            return sid, resumed.modes.current_mode_id if resumed.modes else "?"
+        forked = await r.peer.session_fork(
+            m.ForkSessionRequest(session_id=sid, cwd=str(cwd), mcp_servers=[])
+        )
+        return forked.session_id, forked.modes.current_mode_id if forked.modes else "?"
+
+
+MOVES = [
+    (mode, how)
+    for mode in ("default", "accept_edits", "dont_ask")
+    for how in ("load", "resume", "fork")
+    if (mode, how) != ("default", "fork")  # a fork has a memory of its own anyway
+]
+
+
+@pytest.mark.parametrize(("mode", "how"), MOVES)
+async def test_no_grant_or_mode_follows_a_session_into_another_cwd(
+    tmp_path: Path, user_home: Path, how: str, mode: str
+) -> None:
+    """A session grant (and a permissive mode) given in one workspace does not approve
+    edits in the cwd the session is opened in next."""
+    other = tmp_path / "other-project"
+    other.mkdir()
+    async with rig(tmp_path) as r:
+        sid = await r.new()
+        r.editor.policy.first = ["allow_session"]
+        await edit_turn(r, sid, tool_call("w1", "write_file", path="a.txt", content="1\n"))
+        await r.set_mode(sid, mode)
+        moved, current = await _move(r, sid, how, other)
+        assert current == "default"
+        r.editor.policy.answer = "deny"
+        await edit_turn(r, moved, tool_call("w2", "write_file", path="b.txt", content="2\n"))
+        assert len(r.editor.policy.requests) == 2
+        assert not (other / "b.txt").exists()
+        back, _ = await _move(r, moved, "load", r.workspace)
+        await edit_turn(r, back, tool_call("w3", "write_file", path="c.txt", content="3\n"))
+        assert len(r.editor.policy.requests) == 3  # nothing came back with it either
+
+
+def _plant_at_file(work: Path, victim: Path) -> None:
+    (work / "new.txt").symlink_to(victim)
+
+
+def _plant_at_parent(work: Path, victim: Path) -> None:
+    (work / "sub").rename(work / "sub.old")
+    (work / "sub").symlink_to(victim.parent)
+
+
+@pytest.mark.parametrize("caps", [NO_CAPS, FS_CAPS], ids=["disk", "editor"])
+@pytest.mark.parametrize("plant", [_plant_at_file, _plant_at_parent], ids=["file", "parent"])
+async def test_a_link_planted_while_the_approval_is_open_is_not_followed(
+    tmp_path: Path,
+    user_home: Path,
+    caps: m.ClientCapabilities,
+    plant: Callable[[Path, Path], None],
+) -> None:
+    hooks = user_home / "elsewhere" / "hooks"
+    hooks.mkdir(parents=True)
+    victim = hooks / ("new.txt" if plant is _plant_at_parent else "pre-commit")
+    async with rig(tmp_path, caps=caps) as r:
+        (r.workspace / "sub").mkdir()
+        path = "sub/new.txt" if plant is _plant_at_parent else "new.txt"
+        sid = await r.new()
+        hold = anyio.Event()
+        r.editor.policy.hold = hold
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(
+                edit_turn, r, sid, tool_call("w1", "write_file", path=path, content="evil\n")
+            )
+            await r.editor.wait_for(lambda: bool(r.editor.policy.requests))
+            plant(r.workspace, victim)
+            hold.set()
+        assert not victim.exists()
+        assert r.editor.writes == []
+        end = final_update(r, sid, "w1")
+        assert end.status == "failed"

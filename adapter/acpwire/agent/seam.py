@@ -120,6 +120,19 @@ class EditorRefused(Exception):
     """
 
 
+@dataclass(frozen=True, slots=True)
+class AccessProposal:
+    """A read or an MCP tool call, which Default mode may ask the user about first.
+
+    ``kind`` ``read``: ``target`` is the absolute path to be read (a file, or the folder a
+    search starts in); ``tool``: ``target`` is the tool's registered name and ``detail``
+    its arguments as JSON."""
+
+    kind: Literal["read", "tool"]
+    target: str
+    detail: str = ""
+
+
 @dataclass(slots=True)
 class TurnUsage:
     """Token counts of one turn (not session totals)."""
@@ -168,6 +181,11 @@ class TurnHooks(Protocol):
 
     def approve_edits(self, call_id: str, proposals: list[EditProposal]) -> bool:
         """Block until the user approves or denies all of ``proposals`` at once."""
+        ...
+
+    def approve_access(self, call_id: str, proposal: AccessProposal) -> str | None:
+        """Block until the read or tool call may go ahead: None = go ahead, else the
+        refusal text the model reads (nothing was read or called)."""
         ...
 
     def read_text_file(self, path: str) -> str | None:

@@ -12,13 +12,20 @@ from acpwire.approval.permissions import ALLOWING, Decision
 
 __all__ = ["Subject", "refusal_message", "remembered_deny_message"]
 
-Subject = Literal["command", "edit"]
+Subject = Literal["command", "edit", "read", "tool"]
 
 _NOT_DONE: Final[dict[Subject, str]] = {
     "command": "the command was not run",
     "edit": "the file was not modified",
+    "read": "nothing was read",
+    "tool": "the tool was not called",
 }
-_THIS: Final[dict[Subject, str]] = {"command": "this command", "edit": "this edit"}
+_THIS: Final[dict[Subject, str]] = {
+    "command": "this command",
+    "edit": "this edit",
+    "read": "this read",
+    "tool": "this tool call",
+}
 
 
 def _seconds(value: float) -> str:

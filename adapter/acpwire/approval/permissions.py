@@ -23,6 +23,7 @@ __all__ = [
     "TIMED_OUT",
     "Decision",
     "OptionId",
+    "build_access_options",
     "build_command_options",
     "build_edit_options",
     "interpret_outcome",
@@ -114,6 +115,21 @@ def build_edit_options(*, allow_session: bool = True) -> list[m.PermissionOption
         )
     options.append(_option("deny", "Deny", "reject_once"))
     return options
+
+
+def build_access_options(kind: Literal["read", "tool"]) -> list[m.PermissionOption]:
+    """Options for a read (allowed once: that file, for the session) or an MCP tool call
+    (also "always allow this tool" in this workspace)."""
+    if kind == "read":
+        return [
+            _option("allow_once", "Allow reading this file", "allow_once"),
+            _option("deny", "Deny", "reject_once"),
+        ]
+    return [
+        _option("allow_once", "Allow once", "allow_once"),
+        _option("allow_always", "Always allow this tool in this workspace", "allow_always"),
+        _option("deny", "Deny", "reject_once"),
+    ]
 
 
 def _parse(outcome: object) -> object:

@@ -33,6 +33,7 @@ __all__ = [
     "hard_link_count",
     "is_sensitive",
     "policy_for_mode",
+    "workspace_root_of",
 ]
 
 _log = logging.getLogger(__name__)
@@ -129,6 +130,25 @@ def _roots(
             # A root we cannot resolve grants nothing; the edit is then asked.
             _log.warning("ignoring workspace root %r: %s", raw, exc)
     return resolved
+
+
+def workspace_root_of(
+    resolved: Path,
+    cwd: str,
+    workspace_roots: Iterable[str] = (),
+    temp_dir: str | None = None,
+    wsl: bool | None = None,
+) -> str | None:
+    """Which workspace root (cwd, additional directory, temp dir) holds ``resolved``, as a
+    label with the root, or None when it is outside all of them."""
+    return next(
+        (
+            f"{name} ({root})"
+            for name, root in _roots(cwd, workspace_roots, temp_dir, wsl)
+            if resolved.is_relative_to(root)
+        ),
+        None,
+    )
 
 
 def _protection(

@@ -3,7 +3,8 @@
 The agent runs tools synchronously in a worker thread, while the MCP client session lives
 on the event loop. :class:`McpTool` bridges the two: it submits the call to the loop with
 :func:`asyncio.run_coroutine_threadsafe` and blocks the worker thread on the result,
-bounded by a timeout and released at once when the turn is cancelled.
+bounded by a timeout and released at once when the turn is cancelled. A call is first
+offered to the turn's ``approve_access`` hook (Default mode asks the user).
 :func:`offer_tools` adds a connected server's tools to an agent's tool sink.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 
 from acpwire.agent.cancel import CancelToken
+from acpwire.agent.seam import AccessProposal
 from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure
 
 from .naming import allocate_names
@@ -58,6 +61,10 @@ class McpTool:
     timeout: float
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        detail = json.dumps(args, ensure_ascii=False, sort_keys=True)
+        refused = ctx.hooks.approve_access(ctx.call_id, AccessProposal("tool", self.name, detail))
+        if refused is not None:
+            return failure(refused)
         return self.call(args, ctx.cancel)
 
     def call(self, args: dict[str, Any], cancel: CancelToken | None = None) -> ToolOutcome:

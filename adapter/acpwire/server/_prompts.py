@@ -1,4 +1,5 @@
-"""The tool calls shown in edit permission requests: what is written where, and why asked.
+"""The tool calls shown in permission requests: what is written or read where, which
+MCP tool is called with what, and why it is asked.
 
 When a path resolves somewhere else than it is spelt (a symlink on the way), the request
 names the resolved target, in the title and in the diff, and says why it is asked
@@ -8,11 +9,11 @@ names the resolved target, in the title and in the diff, and says why it is aske
 from __future__ import annotations
 
 from acp_v1 import models as m
-from acpwire.agent.seam import EditProposal
+from acpwire.agent.seam import AccessProposal, EditProposal
 from acpwire.approval.policy import EditBatchDecision, EditDecision
 from acpwire.render import diff_content, text_content
 
-__all__ = ["edit_request", "target_of"]
+__all__ = ["access_request", "edit_request", "target_of"]
 
 
 def target_of(proposal: EditProposal, decision: EditDecision) -> str:
@@ -41,4 +42,21 @@ def edit_request(
     content += [diff_content(p, target_of(p, d)) for p, d in pairs]
     return m.ToolCallUpdate(
         tool_call_id=call_id, title=title, kind="edit", status="pending", content=content
+    )
+
+
+def access_request(call_id: str, proposal: AccessProposal, why: str) -> m.ToolCallUpdate:
+    """The pending tool call of a read or MCP tool call permission request."""
+    if proposal.kind == "read":
+        title = f"Read {proposal.target} ({why})"
+        body = f"Read {proposal.target}\nAsked because: {why}"
+    else:
+        title = f"Call MCP tool {proposal.target} ({why})"
+        body = f"Call MCP tool {proposal.target} with {proposal.detail or '{}'}"
+    return m.ToolCallUpdate(
+        tool_call_id=call_id,
+        title=title,
+        kind="read" if proposal.kind == "read" else "other",
+        status="pending",
+        content=[text_content(body)],
     )

@@ -20,7 +20,8 @@ from acpwire.store.db import storable
 
 from . import lifecycle, options
 from .core import BackendCore
-from .state import SessionState
+from .services import access_memory, approval_memory
+from .state import DEFAULT_MODE, SessionState
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -86,10 +87,19 @@ class AcpBackend(BackendCore):
         state = await self.session(session_id)
         await self._check_provider()  # a session reopened to work needs a model
         if cwd != state.cwd:
-            await self.blocking(lambda: self.manager.update(state, cwd=cwd))
+            await self._moved(state, cwd)
         await self.mcp.stop(state)
         await self._setup_extras(state, servers)
         return state
+
+    async def _moved(self, state: SessionState, cwd: str) -> None:
+        """A session opened in another cwd takes no grant and no permissive mode there:
+        its session grants are dropped and it comes back in Default mode."""
+        approval_memory(self, state).clear_session()
+        access_memory(self, state).clear_session()
+        if state.mode != DEFAULT_MODE:
+            logger.info("session %s moved to %s: mode %s -> default", state.id, cwd, state.mode)
+        await self.blocking(lambda: self.manager.update(state, cwd=cwd, mode=DEFAULT_MODE))
 
     async def session_load(self, params: m.LoadSessionRequest) -> m.LoadSessionResponse:
         state = await self._reopen(params.session_id, params.cwd, params.mcp_servers or [])
@@ -111,10 +121,12 @@ class AcpBackend(BackendCore):
     async def session_fork(self, params: m.ForkSessionRequest) -> m.ForkSessionResponse:
         cwd = self._cwd(params.cwd)
         await self._check_provider()
-        await self.session(params.session_id)
+        source = await self.session(params.session_id)
         state = await self._build(self.manager.fork, params.session_id, cwd)
         if state is None:
             raise resource_not_found(f"Session {params.session_id!r} not found")
+        if state.cwd != source.cwd:
+            await self._moved(state, cwd)
         await self._setup_extras(state, params.mcp_servers or [])
         modes, config = await self._session_setup(state)
         return m.ForkSessionResponse(

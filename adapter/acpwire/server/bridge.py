@@ -31,6 +31,7 @@ from typing import Any, Protocol, cast, get_args
 import anyio
 
 from acpwire.agent.seam import (
+    AccessProposal,
     ApprovalAnswer,
     CommandPlan,
     CommandProposal,
@@ -62,6 +63,7 @@ class TurnServices(Protocol):
     async def approve_command(
         self, call_id: str | None, proposal: CommandProposal
     ) -> tuple[ApprovalAnswer, str | None]: ...
+    async def approve_access(self, call_id: str, proposal: AccessProposal) -> str | None: ...
     async def read_file(self, path: str) -> str | EditorRefused | None: ...
     async def write_file(self, path: str, content: str) -> bool | EditorRefused: ...
     async def rotated(self, new_id: str, reason: str) -> None: ...
@@ -225,9 +227,17 @@ class TurnBridge:
             self._notes[call_id] = note
         return bool(approved)
 
+    def approve_access(self, call_id: str, proposal: AccessProposal) -> str | None:
+        refused = refusal_message("cancelled", subject=proposal.kind)
+        answer = self._ask(
+            lambda: self._services.approve_access(call_id, proposal),
+            refusal_message("invalid", subject=proposal.kind),
+            refusal=refused,
+        )
+        return answer if isinstance(answer, str) or answer is None else refused
+
     # An editor that offers fs or terminals and does not answer (timeout, turn over) has
     # not said yes: these fail (EditorRefused) rather than fall back to the disk.
-
     def read_text_file(self, path: str) -> str | None:
         result = self._ask(lambda: self._services.read_file(path), no_answer(f"read {path}"))
         if isinstance(result, EditorRefused):

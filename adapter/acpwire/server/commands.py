@@ -17,7 +17,7 @@ from acp_v1 import models as m
 from acpwire import __version__
 
 from . import options
-from .services import approval_memory
+from .services import access_memory, approval_memory
 from .state import QueuedPrompt, SessionState
 
 if TYPE_CHECKING:
@@ -199,18 +199,24 @@ async def _steer(
 
 def _approvals(runner: TurnRunner, state: SessionState, arg: str) -> str:
     memory = approval_memory(runner.backend, state)
+    access = access_memory(runner.backend, state)
     if arg.startswith("revoke"):
         key = arg.removeprefix("revoke").strip()
         if not key:
-            return "Usage: /approvals revoke <command>"
-        if memory.revoke(state.cwd, key):
+            return "Usage: /approvals revoke <command> | /approvals revoke tool <name>"
+        tool = key.removeprefix("tool ").strip() if key.startswith("tool ") else None
+        if tool and access.revoke_tool(state.cwd, tool):
+            return f"Revoked: the MCP tool {tool} is asked again"
+        if tool is None and memory.revoke(state.cwd, key):
             return f"Revoked the remembered decision for: {key}"
         return f"No remembered decision for: {key}"
     stored = memory.list_persistent(state.cwd)
     lines = [f"{d.decision}: `{d.key}`" for d in stored]
     session = "yes" if memory.edits_allowed_for_session else "no"
     body = _items(lines) if lines else "(none)"
+    tools = _items([f"allow tool: `{name}`" for name in access.allowed_tools(state.cwd)])
     return (
         f"Remembered command decisions for {state.cwd}:\n\n{body}\n\n"
-        f"Edits allowed for this session: {session}"
+        f"MCP tools always allowed here:\n\n{tools or '(none)'}\n\n"
+        f"Workspace edits allowed for this session: {session}"
     )

@@ -20,18 +20,21 @@ import anyio
 
 from acp_v1 import models as m
 from acpwire.agent.seam import (
+    AccessProposal,
     ApprovalAnswer,
     CommandPlan,
     CommandProposal,
     EditorRefused,
     EditProposal,
 )
+from acpwire.approval.access import ASKING_MODES, AccessMemory, read_reason
 from acpwire.approval.commands import command_text, command_title, memory_key
 from acpwire.approval.memory import ApprovalMemory
 from acpwire.approval.messages import refusal_message, remembered_deny_message
 from acpwire.approval.permissions import (
     TIMED_OUT,
     Decision,
+    build_access_options,
     build_command_options,
     build_edit_options,
     interpret_outcome,
@@ -45,7 +48,7 @@ from acpwire.render import diff_content, text_content
 from acpwire.sandbox.decide import ESCALATIONS, Escalation
 from acpwire.sandbox.plan import plan_command
 
-from ._prompts import edit_request
+from ._prompts import access_request, edit_request
 from .editor_errors import editor_refusal, is_not_offered
 from .nulls import request_permission
 from .state import SessionState
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 MEMORY_KEY = "approvals"
+ACCESS_KEY = "access approvals"
 
 
 def approval_memory(backend: BackendCore, state: SessionState) -> ApprovalMemory:
@@ -66,6 +70,14 @@ def approval_memory(backend: BackendCore, state: SessionState) -> ApprovalMemory
     return memory
 
 
+def access_memory(backend: BackendCore, state: SessionState) -> AccessMemory:
+    """The session's read and MCP tool grants (tool grants per workspace in the store)."""
+    memory = state.extra.get(ACCESS_KEY)
+    if not isinstance(memory, AccessMemory):
+        memory = state.extra[ACCESS_KEY] = AccessMemory(backend.manager.store)
+    return memory
+
+
 class SessionServices:
     """The loop-side services of one session's turns (see ``TurnServices``)."""
 
@@ -73,6 +85,7 @@ class SessionServices:
         self.backend = backend
         self.state = state
         self.memory = approval_memory(backend, state)
+        self.access = access_memory(backend, state)
 
     async def send(self, update: Any) -> None:
         await self.backend.notifier.update(self.state.id, update)
@@ -182,6 +195,42 @@ class SessionServices:
             return to_seam_answer(decision), None
         timeout = self.backend.settings.approval_timeout_s
         return "deny", refusal_message(decision, subject="command", timeout_s=timeout)
+
+    async def approve_access(self, call_id: str, proposal: AccessProposal) -> str | None:
+        """In Default mode, a read outside the workspace or of a protected path, and an MCP
+        tool call the user has not allowed, are asked; None = go ahead."""
+        if self.state.mode not in ASKING_MODES:
+            return None
+        workspace, target = self.state.cwd, proposal.target
+        if proposal.kind == "read":
+            settings = self.backend.settings
+            target, why = await self.backend.blocking(
+                functools.partial(
+                    read_reason,
+                    proposal.target,
+                    cwd=workspace,
+                    extra_sensitive=settings.sensitive_paths,
+                    homes=(settings.home,),
+                )
+            )
+            if why is None or self.access.read_allowed(target):
+                return None
+        else:
+            why = "MCP tool calls are asked in this mode"
+            if await self.backend.blocking(self.access.tool_allowed, workspace, target):
+                return None
+        shown = AccessProposal(proposal.kind, target, proposal.detail)
+        decision = await self._ask(
+            access_request(call_id, shown, why), build_access_options(proposal.kind)
+        )
+        if not is_allowed(decision):
+            timeout = self.backend.settings.approval_timeout_s
+            return refusal_message(decision, subject=proposal.kind, timeout_s=timeout)
+        if proposal.kind == "read":
+            self.access.allow_read(target)
+        else:
+            await self.backend.blocking(self.access.record_tool, workspace, target, decision)
+        return None
 
     async def read_file(self, path: str) -> str | EditorRefused | None:
         """The editor's text of ``path`` when it offers ``fs.readTextFile``; None = use the

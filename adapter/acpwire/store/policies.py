@@ -2,7 +2,7 @@
 
 A decision is keyed by the workspace (compared in normalised form, see
 :func:`acpwire.paths.normalize_for_compare`), its kind (a shell ``command`` or a file
-``edit``) and a key chosen by the permission layer (a command pattern, a path ...). Keys match
+``edit``, an MCP ``tool``) and a key chosen by the permission layer (a command pattern, a path ...). Keys match
 exactly; the latest decision for a key replaces the earlier one.
 """
 
@@ -17,7 +17,7 @@ from acpwire.store.db import Database, format_ts, parse_ts, utcnow
 
 __all__ = ["ApprovalKind", "ApprovalRecord", "ApprovalsMixin", "Decision"]
 
-ApprovalKind = Literal["command", "edit"]
+ApprovalKind = Literal["command", "edit", "tool"]
 Decision = Literal["allow", "deny"]
 _KINDS: frozenset[str] = frozenset(get_args(ApprovalKind))
 _DECISIONS: frozenset[str] = frozenset(get_args(Decision))
@@ -47,6 +47,8 @@ def _kind(value: str) -> ApprovalKind:
         return "command"
     if value == "edit":
         return "edit"
+    if value == "tool":
+        return "tool"
     raise ValueError(f"stored approval has unknown kind {value!r}")
 
 

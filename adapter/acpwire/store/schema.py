@@ -124,7 +124,16 @@ def _to_v4(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX pending_prompts_by_session ON pending_prompts (session_id, id)")
 
 
-_MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_v1, _to_v2, _to_v3, _to_v4]
+def _to_v5(conn: sqlite3.Connection) -> None:
+    # Kind 'tool': "always allow this MCP tool" per workspace. SQLite cannot change a
+    # CHECK constraint in place: the table is rebuilt with its rows.
+    conn.execute("ALTER TABLE approvals RENAME TO approvals_v4")
+    conn.execute(_V1[-1].replace("('command', 'edit')", "('command', 'edit', 'tool')"))
+    conn.execute("INSERT INTO approvals SELECT * FROM approvals_v4")
+    conn.execute("DROP TABLE approvals_v4")
+
+
+_MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_v1, _to_v2, _to_v3, _to_v4, _to_v5]
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 

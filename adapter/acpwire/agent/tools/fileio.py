@@ -11,12 +11,19 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from acpwire.agent.seam import EditorRefused, EditProposal
 from acpwire.agent.tools.args import ToolArgError
 from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure
 from acpwire.agent.tools.regular import FileRefused, check_regular, read_regular, too_large
+from acpwire.agent.tools.safewrite import (
+    MovedError,
+    Pin,
+    check_pinned,
+    pin,
+    remove_pinned,
+    write_pinned,
+)
 
 EDIT_DENIED = "Edit denied by the user; file was not modified."
 
@@ -105,20 +112,26 @@ class FileChange:
 def commit_changes(ctx: ToolContext, changes: list[FileChange]) -> ToolOutcome | None:
     """Ask approval for all ``changes`` at once and apply them.
 
-    Returns a failed outcome (denied, or a write error), or None when all were applied.
+    Each path's resolved target is pinned before asking; the write lands on that target
+    or fails (see :mod:`acpwire.agent.tools.safewrite`). Returns a failed outcome
+    (denied, moved, or a write error), or None when all were applied.
     """
+    pins = [pin(change.path) for change in changes]
     if not ctx.hooks.approve_edits(ctx.call_id, [change.proposal() for change in changes]):
         return failure(EDIT_DENIED)
     # The user may have edited a file while the approval was pending: never overwrite that.
     # A new file is checked on disk only: the editor was asked already (acpx prints
     # "Resource not found" for each read of a file that does not exist).
-    for change in changes:
+    for change, target in zip(changes, pins, strict=True):
         try:
+            check_pinned(target)
             now = (
-                read_disk(change.path, ctx.limits.max_file_bytes)
+                read_disk(target.resolved, ctx.limits.max_file_bytes)
                 if change.old_text is None
-                else read_text(ctx, change.path)
+                else read_text(ctx, target.resolved)
             )
+        except MovedError as exc:
+            return failure(f"{exc}; nothing was written.")
         except FileRefused as exc:  # a FIFO or device put there meanwhile: never open it
             return failure(f"{exc}; it changed while the edit waited for approval")
         except ToolArgError:
@@ -129,9 +142,9 @@ def commit_changes(ctx: ToolContext, changes: list[FileChange]) -> ToolOutcome |
                 "written. Read it again and redo the edit."
             )
     done: list[str] = []
-    for change in changes:
+    for change, target in zip(changes, pins, strict=True):
         try:
-            _apply(ctx, change)
+            _apply(ctx, change, target)
         except EditorRefused as exc:
             return failure(str(exc), refused_by_editor=True, already_written=done)
         except OSError as exc:
@@ -142,12 +155,11 @@ def commit_changes(ctx: ToolContext, changes: list[FileChange]) -> ToolOutcome |
     return None
 
 
-def _apply(ctx: ToolContext, change: FileChange) -> None:
+def _apply(ctx: ToolContext, change: FileChange, target: Pin) -> None:
     if change.delete:
-        os.remove(change.path)
+        remove_pinned(target)
         return
-    if ctx.hooks.write_text_file(change.path, change.new_text):
+    check_pinned(target)
+    if ctx.hooks.write_text_file(target.resolved, change.new_text):
         return
-    target = Path(change.path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(change.new_text.encode("utf-8"))
+    write_pinned(target, change.new_text.encode("utf-8"))

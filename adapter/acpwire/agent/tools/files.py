@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from acpwire.agent.seam import AccessProposal
 from acpwire.agent.tools.args import opt_int, req_str
 from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure, success
 from acpwire.agent.tools.fileio import (
@@ -46,6 +47,9 @@ class ReadFileTool:
         path = resolve_path(ctx.cwd, req_str(args, "path"))
         offset = opt_int(args, "offset", 1, minimum=1)
         limit = opt_int(args, "limit", 500, minimum=1, maximum=5000)
+        refused = ctx.hooks.approve_access(ctx.call_id, AccessProposal("read", path))
+        if refused is not None:
+            return failure(refused)
         text = read_text(ctx, path)
         if text is None:
             return failure(f"file not found: {path}")

@@ -21,6 +21,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from acpwire.agent.seam import AccessProposal
 from acpwire.agent.tools.args import ToolArgError, opt_int, opt_str, req_str
 from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure, success
 from acpwire.agent.tools.fileio import resolve_path
@@ -70,6 +71,9 @@ class SearchFilesTool:
         root = resolve_path(ctx.cwd, opt_str(args, "path", ".") or ".")
         file_glob = opt_str(args, "file_glob")
         limit = opt_int(args, "limit", 50, minimum=1, maximum=1000)
+        refused = ctx.hooks.approve_access(ctx.call_id, AccessProposal("read", root))
+        if refused is not None:
+            return failure(refused)
         if not os.path.exists(root):
             raise ToolArgError(f"path not found: {root}")
         if target == "files":
