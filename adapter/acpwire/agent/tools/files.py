@@ -16,6 +16,7 @@ from acpwire.agent.tools.fileio import (
     resolve_path,
     split_lines,
 )
+from acpwire.agent.tools.regular import check_regular
 
 MAX_LINE_CHARS = 2000
 
@@ -47,6 +48,7 @@ class ReadFileTool:
         path = resolve_path(ctx.cwd, req_str(args, "path"))
         offset = opt_int(args, "offset", 1, minimum=1)
         limit = opt_int(args, "limit", 500, minimum=1, maximum=5000)
+        check_regular(path)  # a device or FIFO is refused before anyone is asked
         refused = ctx.hooks.approve_access(ctx.call_id, AccessProposal("read", path))
         if refused is not None:
             return failure(refused)
