@@ -84,6 +84,7 @@ class AcpEndpoint:
         extensions: ExtensionHandler | None = None,
     ) -> None:
         self.role: Role = role
+        self._agent = role == "agent"
         self.unstable = unstable
         self._extensions = extensions
         self._requests = methods.AGENT_REQUESTS if role == "agent" else methods.CLIENT_REQUESTS
@@ -226,11 +227,14 @@ class AcpEndpoint:
         Either only ever produces a message that is valid as a whole; anything else
         (responses, unknown methods, invalid params, ``NaN``/``Infinity`` anywhere in the
         line, a boolean id, nesting too deep for pydantic-core) takes the general path,
-        which produces the precise JSON-RPC error.
+        which produces the precise JSON-RPC error. (On a client's end, the canonical
+        notifications of step 1, the stream of updates, are not searched for ``NaN``.)
         """
-        if b"NaN" in line or b"Infinity" in line:
-            # pydantic-core reads these literals as floats; JSON has no such values. The
-            # general path tells a literal (refused) from a string holding the word.
+        # pydantic-core reads NaN/Infinity literals as floats; JSON has no such values.
+        # The general path tells a literal (refused) from a string holding the word. An
+        # agent checks every line; a client's stream of updates (the fast path) is not
+        # searched, only what takes the envelope path.
+        if self._agent and (b"NaN" in line or b"Infinity" in line):
             return rpc_messages.decode_message(line)
         prefix, method, validate, start = self._recent
         if not line.startswith(prefix):
@@ -242,6 +246,8 @@ class AcpEndpoint:
                 return _Notification(method, validate(line[start:-1]))
             except ValidationError:
                 pass
+        if b"NaN" in line or b"Infinity" in line:
+            return rpc_messages.decode_message(line)
         found = _METHOD.search(line)
         envelope = self._envelopes.get(found.group(1).decode(errors="replace")) if found else None
         if envelope is not None:
