@@ -139,3 +139,20 @@ async def test_an_mcp_write_file_is_asked_and_always_allow_is_per_workspace(
         r.editor.policy.answer = "deny"
         await edit_turn(r, sid, tool_call("t4", "writer__write_file", **safe))
         assert len(r.editor.policy.requests) == 3
+
+
+async def test_a_search_does_not_follow_a_link_out_of_the_workspace(
+    tmp_path: Path, user_home: Path
+) -> None:
+    key = user_home / ".ssh" / "id_rsa"
+    key.parent.mkdir()
+    key.write_text(SECRET)
+    async with rig(tmp_path) as r:
+        (r.workspace / "notes.txt").write_text("a secret plan\n")
+        (r.workspace / "leak.txt").symlink_to(key)
+        sid = await r.new()
+        await edit_turn(r, sid, tool_call("s1", "search_files", pattern="secret"))
+        found = tool_result(r, "s1")
+        assert "notes.txt" in found and "leak.txt" not in found
+        assert "PRIVATE KEY" not in found
+        assert r.editor.policy.requests == []

@@ -5,7 +5,7 @@ burns a core until it finishes. So the search runs in a child Python process tha
 tool kills at a cancel or at ``[tools] search_timeout_s``; nothing keeps running after.
 The child reads one JSON request on stdin and writes one JSON line per match, then a
 last line with the totals. Only regular files are searched (a FIFO, a device or a link to
-one is skipped, never opened), each up to ``[tools] max_file_bytes``; the matches stop at
+one is skipped, never opened; so is a link to a file outside the searched folder), each up to ``[tools] max_file_bytes``; the matches stop at
 ``limit`` or at ``[tools] max_result_chars`` of text. Stdlib only.
 """
 
@@ -54,14 +54,26 @@ BOOT = (
 request, so the child imports this same acpwire."""
 
 
+def _leaves(path: str, real_root: str) -> bool:
+    """A symlinked file whose target lies outside the searched folder (``notes ->
+    ~/.ssh/id_rsa``): skipped, so a search never reads what a read would have asked for."""
+    if not os.path.islink(path):
+        return False
+    target = os.path.realpath(path)
+    outside = target != real_root and not target.startswith(real_root.rstrip("/") + "/")
+    return outside and os.path.isfile(target)  # a link to a device is refused, and said so
+
+
 def walk(root: str) -> Iterator[Path]:
     if os.path.isfile(root):
         yield Path(root)
         return
+    real_root = os.path.realpath(root)
     for directory, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(name for name in dirnames if name not in SKIPPED_DIRS)
         for filename in sorted(filenames):
-            yield Path(directory, filename)
+            if not _leaves(os.path.join(directory, filename), real_root):
+                yield Path(directory, filename)
 
 
 def display(path: Path, root: str) -> str:
