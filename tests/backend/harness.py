@@ -326,6 +326,15 @@ def tool_call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
     return {"tool_calls": [{"id": call_id, "name": name, "arguments": arguments}]}
 
 
+def model_tool_result(r: Rig, call_id: str) -> str:
+    """The result of tool call ``call_id`` as the model was last sent it."""
+    for request in reversed(r.llm.requests):
+        for message in request["messages"]:
+            if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
+                return str(message["content"])
+    raise AssertionError(f"no tool result for {call_id}")
+
+
 def tool_texts(content: list[Any] | None) -> str:
     """The text parts of a tool call's content, one per line."""
     return "\n".join(

@@ -17,20 +17,21 @@ import pytest
 
 from acp_v1 import models as m
 from acpwire.limits import ToolLimits
-from tests.backend.harness import FS_CAPS, NO_CAPS, STEP_S, Rig, rig, tool_call, tool_texts
+from tests.backend.harness import (
+    FS_CAPS,
+    NO_CAPS,
+    STEP_S,
+    Rig,
+    model_tool_result,
+    rig,
+    tool_call,
+    tool_texts,
+)
 
 pytestmark = pytest.mark.anyio
 
 WORKER_MARK = "acpwire.agent.tools.grep"
 CATASTROPHIC = "(a+)+$"
-
-
-def tool_result(r: Rig, call_id: str) -> str:
-    for request in reversed(r.llm.requests):
-        for message in request["messages"]:
-            if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
-                return str(message["content"])
-    raise AssertionError(f"no tool result for {call_id}")
 
 
 def ended(r: Rig, sid: str, call_id: str) -> Any:
@@ -78,7 +79,7 @@ async def test_read_file_refuses_a_device(tmp_path: Path, caps: m.ClientCapabili
         end = ended(r, sid, "r1")
         assert end is not None and end.status == "failed"
         assert "character device" in tool_texts(end.content)
-        assert "character device" in tool_result(r, "r1")
+        assert "character device" in model_tool_result(r, "r1")
         assert r.editor.reads == []  # refused before the editor was asked
         await still_serving(r, sid)
 
@@ -97,8 +98,10 @@ async def test_a_fifo_in_the_repository_wedges_nothing(tmp_path: Path) -> None:
             tool_call("w1", "write_file", path="pipe", content="x"),
             tool_call("s1", "search_files", pattern="needle"),
         )
-        assert "FIFO" in tool_result(r, "r1") and "character device" in tool_result(r, "r2")
-        assert "FIFO" in tool_result(r, "w1")
+        assert "FIFO" in model_tool_result(r, "r1") and "character device" in model_tool_result(
+            r, "r2"
+        )
+        assert "FIFO" in model_tool_result(r, "w1")
         assert r.editor.reads == [] and r.editor.writes == [] and r.editor.policy.requests == []
         assert {c: ended(r, sid, c).status for c in ("r1", "r2", "w1", "s1")} == {
             "r1": "failed",
@@ -106,7 +109,7 @@ async def test_a_fifo_in_the_repository_wedges_nothing(tmp_path: Path) -> None:
             "w1": "failed",
             "s1": "completed",
         }
-        found = json.loads(tool_result(r, "s1"))
+        found = json.loads(model_tool_result(r, "s1"))
         assert [(x["path"], x["line"]) for x in found["matches"]] == [("notes.txt", 1)]
         assert found["skipped_not_regular"] == ["pipe", "zero"]
         await still_serving(r, sid)
@@ -126,7 +129,7 @@ async def test_replace_all_blow_up_fails_before_it_is_built(tmp_path: Path) -> N
         )
         end = ended(r, sid, "p1")
         assert end is not None and end.status == "failed"
-        assert "over the cap of 1000000 bytes" in tool_result(r, "p1")
+        assert "over the cap of 1000000 bytes" in model_tool_result(r, "p1")
         assert source.read_text() == "a" * 100_000
         assert r.editor.policy.requests == [] and r.editor.writes == []
         await still_serving(r, sid)
@@ -146,12 +149,12 @@ async def test_a_read_over_the_caps_is_refused_or_paged(tmp_path: Path) -> None:
             tool_call("w1", "write_file", path="new.txt", content="y" * 60_000),
             tool_call("s1", "search_files", pattern="line"),
         )
-        assert "over the cap of 50000 bytes" in tool_result(r, "r1")
+        assert "over the cap of 50000 bytes" in model_tool_result(r, "r1")
         assert not (r.workspace / "new.txt").exists()
-        assert "over the cap" in tool_result(r, "w1")
-        paged = tool_result(r, "r2")
+        assert "over the cap" in model_tool_result(r, "w1")
+        paged = model_tool_result(r, "r2")
         assert len(paged) <= 2_100 and "continue with offset=" in paged
-        found = json.loads(tool_result(r, "s1"))
+        found = json.loads(model_tool_result(r, "s1"))
         assert found["truncated"] is True and 0 < found["count"] < 50
 
 
@@ -185,7 +188,7 @@ async def test_a_catastrophic_regex_stops_at_the_time_limit(tmp_path: Path) -> N
         await turn(r, sid, tool_call("s1", "search_files", pattern=CATASTROPHIC))
         end = ended(r, sid, "s1")
         assert end is not None and end.status == "failed"
-        assert "stopped after 1s" in tool_result(r, "s1")
+        assert "stopped after 1s" in model_tool_result(r, "s1")
         assert search_workers() == []
         await still_serving(r, sid)
 
@@ -229,6 +232,6 @@ async def test_a_fifo_planted_while_the_edit_waits_is_not_written(tmp_path: Path
             r.editor.policy.hold.set()
         assert answers[0].stop_reason == "end_turn"
         assert ended(r, sid, "w1").status == "failed"
-        assert "FIFO" in tool_result(r, "w1")
+        assert "FIFO" in model_tool_result(r, "w1")
         assert stat.S_ISFIFO(target.lstat().st_mode)  # left as it was, never opened
         await still_serving(r, sid)

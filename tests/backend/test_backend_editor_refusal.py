@@ -13,7 +13,15 @@ import pytest
 
 from acp_v1 import models as m
 from acpwire.rpc import RpcError, method_not_found
-from tests.backend.harness import TERMINAL_CAPS, EditorClient, Rig, rig, tool_call, tool_texts
+from tests.backend.harness import (
+    TERMINAL_CAPS,
+    EditorClient,
+    Rig,
+    model_tool_result,
+    rig,
+    tool_call,
+    tool_texts,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -53,14 +61,6 @@ class UnimplementingEditor(EditorClient):
         raise method_not_found("terminal/create")
 
 
-def tool_result(r: Rig, call_id: str) -> str:
-    for request in reversed(r.llm.requests):
-        for message in request["messages"]:
-            if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
-                return str(message["content"])
-    raise AssertionError(f"no tool result for {call_id}")
-
-
 def final_update(r: Rig, sid: str, call_id: str) -> Any:
     (end,) = [
         u
@@ -88,7 +88,7 @@ async def test_a_refused_write_fails_and_nothing_is_written(tmp_path: Path) -> N
         end = final_update(r, sid, "w1")
         assert end.status == "failed"
         assert OUTSIDE in tool_texts(end.content)
-        result = json.loads(tool_result(r, "w1"))
+        result = json.loads(model_tool_result(r, "w1"))
         assert result["refused_by_editor"] is True
         assert "The editor refused to write" in result["error"] and OUTSIDE in result["error"]
         assert "Do not retry" in result["error"]
@@ -105,7 +105,7 @@ async def test_a_refused_patch_of_an_existing_file_leaves_it(tmp_path: Path) -> 
         assert r.editor.writes == [] and r.editor.reads == [str(source)]
         assert final_update(r, sid, "p1").status == "failed"
         assert r.editor.policy.requests == []  # nothing to approve: the read was refused
-        assert "secret" not in tool_result(r, "p1")
+        assert "secret" not in model_tool_result(r, "p1")
 
 
 async def test_a_refused_read_fails_and_the_disk_is_not_read(tmp_path: Path) -> None:
@@ -117,7 +117,7 @@ async def test_a_refused_read_fails_and_the_disk_is_not_read(tmp_path: Path) -> 
         end = final_update(r, sid, "r1")
         assert end.status == "failed"
         assert OUTSIDE in tool_texts(end.content)
-        result = tool_result(r, "r1")
+        result = model_tool_result(r, "r1")
         assert "on disk only" not in result and "The editor refused to read" in result
 
 
@@ -130,7 +130,7 @@ async def test_a_refused_terminal_runs_nothing_locally(tmp_path: Path) -> None:
         end = final_update(r, sid, "t1")
         assert end.status == "failed"
         assert "Permission denied" in tool_texts(end.content)
-        result = tool_result(r, "t1")
+        result = model_tool_result(r, "t1")
         assert "The editor refused to run" in result and "Do not retry" in result
         # The session keeps serving.
         r.llm.push({"text": "still here"})
@@ -148,7 +148,7 @@ async def test_a_client_without_the_methods_gets_the_local_fallback(tmp_path: Pa
             tool_call("w1", "write_file", path="out.txt", content="written\n"),
             tool_call("t1", "terminal", command=f"touch {marker}"),
         )
-        assert "from the disk" in tool_result(r, "r1")
+        assert "from the disk" in model_tool_result(r, "r1")
         assert (r.workspace / "out.txt").read_text() == "written\n"
         assert marker.exists()
         assert {c: final_update(r, sid, c).status for c in ("r1", "w1", "t1")} == {
