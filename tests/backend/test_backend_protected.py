@@ -125,7 +125,7 @@ PROTECTED: dict[str, Callable[[Path], str]] = {
 }
 
 
-@pytest.mark.parametrize("mode", ["accept_edits", "dont_ask"])
+@pytest.mark.parametrize("mode", ["accept_edits", "dont_ask", "full_access"])
 @pytest.mark.parametrize("case", list(PROTECTED))
 async def test_every_protected_class_is_asked_in_every_mode(
     tmp_path: Path, user_home: Path, mode: str, case: str
@@ -166,7 +166,7 @@ async def _move(r: Rig, sid: str, how: str, cwd: Path) -> tuple[str, str]:
 
 MOVES = [
     (mode, how)
-    for mode in ("default", "accept_edits", "dont_ask")
+    for mode in ("default", "accept_edits", "dont_ask", "full_access")
     for how in ("load", "resume", "fork")
     if (mode, how) != ("default", "fork")  # a fork has a memory of its own anyway
 ]
