@@ -7,7 +7,8 @@ else written there, by the agent, a tool or a child process, lands on stderr).
 ``acpwire.agents`` entry points, or ``module:callable`` (docs/LIBRARY.md); a spec that
 cannot be served is one line on stderr and exit code 2. ``--version``, ``--check``
 (one-line self-test, exit code), ``--setup`` (interactive provider and model
-configuration; also offered to editors as a terminal auth method).
+configuration; also offered to editors as a terminal auth method), ``--hermes-setup``
+(Hermes' own ``hermes model``: the terminal auth method when serving Hermes).
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--setup", action="store_true", help="configure the model provider interactively"
+    )
+    parser.add_argument(
+        "--hermes-setup",
+        action="store_true",
+        help="run Hermes' own provider and model set-up (`hermes model`), then exit",
     )
     parser.add_argument(
         "--yes", "-y", action="store_true", help="with --setup: accept the proposed values"
@@ -67,11 +73,34 @@ def missing_backend() -> list[str]:
     ]
 
 
+def hermes_setup() -> int:
+    """``hermes model``, Hermes' interactive set-up (the terminal auth method acpwire
+    offers when serving Hermes), run as hermes-acp's ``--setup`` runs it."""
+    import importlib
+
+    try:
+        hermes_main = importlib.import_module("hermes_cli.main").main
+    except ImportError as exc:
+        print(f"acpwire: hermes-agent is not importable here ({exc})", file=sys.stderr)
+        return 2
+    saved = sys.argv[:]
+    sys.argv = ["hermes", "model"]
+    try:
+        hermes_main()
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    finally:
+        sys.argv = saved
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     if args.version:
         print(f"acpwire {__version__}")
         return 0
+    if args.hermes_setup:
+        return hermes_setup()
     missing = missing_backend()
     if missing:
         print(

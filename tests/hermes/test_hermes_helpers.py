@@ -262,3 +262,17 @@ def test_factory_without_hermes_reports_the_problem_and_refuses_to_build() -> No
     assert factory.available_models() == []
     with pytest.raises(ConfigError, match="hermes-agent is not importable"):
         factory.create("s1", "/tmp", None)
+
+
+def test_compaction_summaries_are_told_from_real_turns_as_hermes_marks_them() -> None:
+    from acpwire.hermes.summaries import summary_meta
+
+    standalone = "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted..."
+    merged = "the real reply\n\n[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]\n\nsummary"
+    assert summary_meta({"role": "user"}, standalone) == {"hermes": {"compactionSummary": True}}
+    assert summary_meta({"role": "assistant"}, merged) == {
+        "hermes": {"containsCompactionSummary": True}
+    }
+    flagged = {"role": "assistant", "_compressed_summary": True}
+    assert summary_meta(flagged, "drifted text") == {"hermes": {"compactionSummary": True}}
+    assert summary_meta({"role": "user"}, "an ordinary turn") is None

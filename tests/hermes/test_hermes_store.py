@@ -245,6 +245,22 @@ async def test_compression_rotates_hermes_session_and_says_so_also_after_a_resta
                 "sessionKind": "continuation",
                 "compressionDepth": 2,
             }
+            # The replay marks Hermes' summaries as Hermes does; real turns stay unmarked.
+            chunks = [
+                *ed.of(sid, m.SessionUpdateUserMessageChunk),
+                *ed.of(sid, m.SessionUpdateAgentMessageChunk),
+            ]
+            marked = [c for c in chunks if c.meta]
+            assert marked and all(
+                (c.meta or {})["hermes"].get("compactionSummary")
+                or (c.meta or {})["hermes"].get("containsCompactionSummary")
+                for c in marked
+            )
+            assert any(
+                isinstance(c.content, m.ContentBlockText) and c.content.text == "greet 1.0"
+                for c in chunks
+                if not c.meta
+            )
             with anyio.fail_after(STEP_S):
                 done = await link.peer.session_prompt(text_prompt(sid, "greet after restart"))
             assert done.stop_reason == "end_turn"

@@ -23,6 +23,7 @@ from typing import Any
 
 from acpwire.hermes.agent import HermesAgent
 from acpwire.hermes.modules import hermes_module
+from acpwire.hermes.summaries import summary_meta
 from acpwire.store.catalog import ForeignSession
 from acpwire.store.history import Message
 from acpwire.store.lineage import InternalSessionRecord
@@ -137,9 +138,9 @@ class HermesCatalog:
         else:
             meta, model = self._facts(record, agent)
             db.update_session_meta(record.id, json.dumps(meta), model)
-        if record.title:
+        if record.title and record.title_is_explicit:  # first-prompt titles stay here
             with contextlib.suppress(Exception):  # a title Hermes refuses, or one in use
-                db.set_auto_title_if_empty(record.id, record.title)
+                db.set_session_title(record.id, record.title)
         hermes = hermes_agent_of(agent)
         if history is None or (hermes is not None and hermes.persists_to(db)):
             return  # the agent appends its messages itself (and archives compacted ones)
@@ -157,6 +158,9 @@ class HermesCatalog:
         row = db.get_session(session_id)
         if row is not None and row.get("source") == SOURCE:
             db.delete_session(session_id)
+
+    def replay_meta(self, message: Message, text: str) -> dict[str, Any] | None:
+        return summary_meta(message, text)
 
     # -- sessions of hermes-acp ----------------------------------------------------
 

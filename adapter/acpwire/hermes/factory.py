@@ -16,8 +16,11 @@ import threading
 from typing import Any
 
 from acpwire.agent.config import ConfigError, ModelList
+from acpwire.agent.extras import SetupMethod
 from acpwire.hermes.agent import HermesAgent, provider_runtime, split_model_choice
+from acpwire.hermes.approvals import HermesAllowlist
 from acpwire.hermes.catalog import HermesCatalog, open_state_db
+from acpwire.hermes.modules import hermes_module
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +34,17 @@ class HermesAgentFactory:
 
     name = "Hermes AIAgent"
     setup_hint = "Run `hermes model` to choose Hermes' provider and model."
+    setup_method = SetupMethod(
+        "hermes-setup",
+        "Configure Hermes provider",
+        "Choose Hermes' provider and model (Hermes' own `hermes model`).",
+        ["--hermes-setup"],
+        "hermes model",
+    )
+    """The terminal auth method: ``acpwire --hermes-setup`` runs ``hermes model``."""
+    any_model_id = True
+    """``session/set_model`` and the model picker take what ``/model`` takes: any id
+    Hermes' ``switch_model`` accepts, ``provider:model`` included (it refuses the rest)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -39,6 +53,31 @@ class HermesAgentFactory:
         self._models = ModelList()
         self._mcp_discovered = False
         self._catalog = HermesCatalog(open_state_db)
+        self._allowlist = HermesAllowlist()
+
+    @staticmethod
+    def agent_identity() -> tuple[str, str]:
+        """("Hermes Agent", its version), for ``agentInfo`` and ``/version``."""
+        cli = hermes_module("hermes_cli")
+        return "Hermes Agent", str(getattr(cli, "__version__", "") or "unknown")
+
+    def title_for(self, session_id: str, user_text: str, answer_text: str) -> str | None:
+        """A title from Hermes' title generator (``auxiliary.title_generation``, on
+        unless Hermes' config turns it off), stored in state.db as Hermes stores its
+        own (a taken title gets a ``#N``); None when Hermes made none."""
+        generator = hermes_module("agent.title_generator")
+        db = self._session_db()
+        if generator is None or db is None:
+            return None
+        titles: list[str] = []
+        generator.auto_title_session(
+            db, session_id, user_text, answer_text, title_callback=titles.append
+        )
+        return titles[0] if titles else None
+
+    def shared_approvals(self) -> HermesAllowlist:
+        """Hermes' command_allowlist, kept beside acpwire's remembered approvals."""
+        return self._allowlist
 
     def session_catalog(self) -> HermesCatalog:
         """Hermes' state.db, the store of record of the sessions (the server keeps it in

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeAlias
 
 from acp_v1 import models as m
@@ -36,6 +36,9 @@ ReplayUpdate: TypeAlias = (
 )
 
 _IMAGE_PARTS = frozenset({"image_url", "image", "input_image"})
+
+MessageMeta: TypeAlias = Callable[[Message, str], dict[str, Any] | None]
+"""``_meta`` for the chunk replaying a message (given the message and its text), or None."""
 
 
 def content_text(content: object) -> str:
@@ -89,8 +92,9 @@ def _key(args: Mapping[str, Any]) -> str:
 
 
 class _Replay:
-    def __init__(self, cwd: str) -> None:
+    def __init__(self, cwd: str, meta: MessageMeta | None = None) -> None:
         self.cwd = cwd
+        self.meta = meta
         self.updates: list[ReplayUpdate] = []
         self.open: dict[str, ToolStart] = {}
         self.ended: dict[str, tuple[str, str, str | None]] = {}
@@ -116,7 +120,8 @@ class _Replay:
             text = content_text(message.get("content"))
             if text.strip():
                 block = m.ContentBlockText(text=text)
-                self.updates.append(m.SessionUpdateUserMessageChunk(content=block))
+                meta = self.meta(message, text) if self.meta else None
+                self.updates.append(m.SessionUpdateUserMessageChunk(content=block, meta=meta))
         elif role == "assistant":
             self.assistant(index, message)
         elif role == "tool":
@@ -133,8 +138,9 @@ class _Replay:
                 break
         text = content_text(message.get("content"))
         if text.strip():
+            meta = self.meta(message, text) if self.meta else None
             self.updates.append(
-                m.SessionUpdateAgentMessageChunk(content=m.ContentBlockText(text=text))
+                m.SessionUpdateAgentMessageChunk(content=m.ContentBlockText(text=text), meta=meta)
             )
         calls = message.get("tool_calls")
         for call in calls if isinstance(calls, list) else []:
@@ -203,9 +209,12 @@ class _Replay:
         return self.updates
 
 
-def replay_updates(history: Sequence[Message], *, cwd: str) -> list[ReplayUpdate]:
-    """The updates that show ``history`` in a client, in conversation order."""
-    replay = _Replay(cwd)
+def replay_updates(
+    history: Sequence[Message], *, cwd: str, meta: MessageMeta | None = None
+) -> list[ReplayUpdate]:
+    """The updates that show ``history`` in a client, in conversation order; ``meta``
+    marks the user and agent message chunks (Hermes' compaction summaries)."""
+    replay = _Replay(cwd, meta)
     for index, message in enumerate(history):
         if isinstance(message, dict):
             replay.message(index, message)

@@ -53,6 +53,7 @@ class AcpBackend(BackendCore):
             configured=configured,
             problem=self.factory.problem,
             hint=self.factory.setup_hint,
+            setup=lifecycle.setup_method_of(self.factory),
         )
         self.logged_out = False
         return m.AuthenticateResponse()
@@ -104,7 +105,9 @@ class AcpBackend(BackendCore):
     async def session_load(self, params: m.LoadSessionRequest) -> m.LoadSessionResponse:
         state = await self._reopen(params.session_id, params.cwd, params.mcp_servers or [])
         transcript = await self.blocking(self.manager.transcript, state)
-        for update in replay_updates(transcript, cwd=state.cwd):
+        catalog = self.manager.catalog
+        meta = catalog.replay_meta if catalog is not None else None
+        for update in replay_updates(transcript, cwd=state.cwd, meta=meta):
             await self.notifier.update(state.id, update)
         modes, config = await self._session_setup(state)
         return m.LoadSessionResponse(
@@ -189,7 +192,7 @@ class AcpBackend(BackendCore):
     ) -> m.SetSessionConfigOptionResponse:
         state = await self.session(params.session_id)
         models = await self.blocking(self.factory.available_models)
-        change = options.parse_change(params, models, state.agent.model)
+        change = options.parse_change(params, models, state.agent.model, any_model=self._any_model)
         await self._apply(state, change)
         return m.SetSessionConfigOptionResponse(
             config_options=options.config_options(state, models)
@@ -208,9 +211,17 @@ class AcpBackend(BackendCore):
         state = await self.session(session_id)
         models = await self.blocking(self.factory.available_models)
         await self._apply(
-            state, options.check_change(options.MODEL, model_id, models, state.agent.model)
+            state,
+            options.check_change(
+                options.MODEL, model_id, models, state.agent.model, any_model=self._any_model
+            ),
         )
         return {}
+
+    @property
+    def _any_model(self) -> bool:
+        """The factory takes any model id (Hermes: what ``/model`` takes)."""
+        return getattr(self.factory, "any_model_id", False) is True
 
     async def _apply(self, state: SessionState, change: options.Change) -> None:
         """Apply and persist a setting; tell the client what changed."""

@@ -88,7 +88,10 @@ async def handle(
     if name == "help":
         return _help()
     if name == "version":
-        return f"acpwire {__version__} (agent: {backend.factory.name}, model {agent.model})"
+        identity = getattr(backend.factory, "agent_identity", None)
+        served = identity() if callable(identity) else None
+        agent_name = f"{served[0]} {served[1]}" if served else backend.factory.name
+        return f"acpwire {__version__} (agent: {agent_name}, model {agent.model})"
     if name == "model":
         if arg:
             try:
@@ -125,7 +128,7 @@ async def handle(
             return RunPrompt(full_arg, arg)
         queued = await runner.enqueue(state, QueuedPrompt(full_arg, arg))
         return f"Queued for the next turn. ({queued} queued)"
-    return _approvals(runner, state, arg)
+    return await _approvals(runner, state, arg)
 
 
 async def _context(state: SessionState) -> str:
@@ -197,9 +200,13 @@ async def _steer(
     return RunPrompt(full_arg, arg)
 
 
-def _approvals(runner: TurnRunner, state: SessionState, arg: str) -> str:
+async def _approvals(runner: TurnRunner, state: SessionState, arg: str) -> str:
+    """acpwire's remembered decisions for this workspace, and the agent's own list
+    (``factory.shared_approvals``: Hermes' command_allowlist); revoke takes from both."""
     memory = approval_memory(runner.backend, state)
     access = access_memory(runner.backend, state)
+    make_shared = getattr(runner.backend.factory, "shared_approvals", None)
+    shared = make_shared() if callable(make_shared) else None
     if arg.startswith("revoke"):
         key = arg.removeprefix("revoke").strip()
         if not key:
@@ -207,7 +214,10 @@ def _approvals(runner: TurnRunner, state: SessionState, arg: str) -> str:
         tool = key.removeprefix("tool ").strip() if key.startswith("tool ") else None
         if tool and access.revoke_tool(state.cwd, tool):
             return f"Revoked: the MCP tool {tool} is asked again"
-        if tool is None and memory.revoke(state.cwd, key):
+        done = [tool is None and memory.revoke(state.cwd, key)]
+        if tool is None and shared is not None:
+            done.append(await runner.backend.blocking(shared.revoke, key))
+        if any(done):
             return f"Revoked the remembered decision for: {key}"
         return f"No remembered decision for: {key}"
     stored = memory.list_persistent(state.cwd)
@@ -215,8 +225,12 @@ def _approvals(runner: TurnRunner, state: SessionState, arg: str) -> str:
     session = "yes" if memory.edits_allowed_for_session else "no"
     body = _items(lines) if lines else "(none)"
     tools = _items([f"allow tool: `{name}`" for name in access.allowed_tools(state.cwd)])
-    return (
+    text = (
         f"Remembered command decisions for {state.cwd}:\n\n{body}\n\n"
-        f"MCP tools always allowed here:\n\n{tools or '(none)'}\n\n"
-        f"Workspace edits allowed for this session: {session}"
+        f"MCP tools always allowed here:\n\n{tools or '(none)'}"
     )
+    if shared is not None:
+        entries = await runner.backend.blocking(shared.entries)
+        listed = _items([f"allow: `{e}`" for e in entries]) if entries else "(none)"
+        text += f"\n\nIn {shared.where}:\n\n{listed}"
+    return f"{text}\n\nWorkspace edits allowed for this session: {session}"

@@ -17,6 +17,7 @@ import anyio
 from acp_v1 import models as m
 from acp_v1.methods import PROTOCOL_VERSION
 from acpwire import __version__
+from acpwire.agent.extras import SetupMethod
 from acpwire.attachments import PROMPT_CAPABILITIES
 from acpwire.probe import ConnectionProbe, negotiate as probe_negotiate
 from acpwire.rpc import auth_required, invalid_params
@@ -27,6 +28,27 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 SETUP_METHOD_ID = "acpwire-setup"
+
+
+def setup_method_of(factory: object) -> SetupMethod | None:
+    method = getattr(factory, "setup_method", None)
+    return method if isinstance(method, SetupMethod) else None
+
+
+def agent_info(factory: object) -> m.Implementation:
+    """acpwire, naming the agent it serves and that agent's version when the factory
+    tells them (``factory.agent_identity``: ``(name, version)``, Hermes')."""
+    identity = getattr(factory, "agent_identity", None)
+    served = identity() if callable(identity) else None
+    if not served:
+        return m.Implementation(name="acpwire", title="acpwire", version=__version__)
+    name, version = served
+    return m.Implementation(
+        name="acpwire",
+        title=f"acpwire {__version__} serving {name} {version}",
+        version=__version__,
+        meta={"agent": {"name": name, "version": version}},
+    )
 
 
 def negotiate(requested: object) -> int:
@@ -57,26 +79,35 @@ def agent_capabilities(*, unstable: bool, mcp_http: bool, mcp_sse: bool) -> m.Ag
     )
 
 
-def auth_methods(*, terminal_auth: bool, provider: str | None) -> list[m.AuthMethod]:
-    """The setup method (a terminal method when the client can run one) and, when a
-    provider is configured, a method that confirms its credentials."""
+_ACPWIRE_SETUP = SetupMethod(
+    SETUP_METHOD_ID,
+    "Configure acpwire",
+    "Configure the model provider (endpoint, key, model) for acpwire.",
+    ["--setup"],
+    "acpwire --setup",
+)
+
+
+def auth_methods(
+    *, terminal_auth: bool, provider: str | None, setup: SetupMethod | None = None
+) -> list[m.AuthMethod]:
+    """The setup method (acpwire's, or the factory's own ``setup``; a terminal method
+    when the client can run one) and, when a provider is configured, a method that
+    confirms its credentials."""
     methods: list[m.AuthMethod] = []
-    description = "Configure the model provider (endpoint, key, model) for acpwire."
+    setup = setup or _ACPWIRE_SETUP
     if terminal_auth:
         methods.append(
             m.AuthMethodTerminal(
-                id=SETUP_METHOD_ID,
-                name="Configure acpwire",
-                description=description,
-                args=["--setup"],
+                id=setup.id, name=setup.name, description=setup.description, args=setup.args
             )
         )
     else:
         methods.append(
             m.AuthMethodAgent(
-                id=SETUP_METHOD_ID,
-                name="Configure acpwire",
-                description=description + " Run `acpwire --setup` in a terminal.",
+                id=setup.id,
+                name=setup.name,
+                description=f"{setup.description} Run `{setup.command}` in a terminal.",
             )
         )
     if provider:
@@ -108,22 +139,38 @@ async def answer_initialize(
     # From configuration only: a model look-up (GET /models) runs after the answer.
     provider = await anyio.to_thread.run_sync(factory.provider_hint)
     response = initialize_response(
-        probe, unstable=unstable, provider=provider, mcp_http=mcp_http, mcp_sse=mcp_sse
+        probe,
+        unstable=unstable,
+        provider=provider,
+        mcp_http=mcp_http,
+        mcp_sse=mcp_sse,
+        factory=factory,
     )
     return probe, response
 
 
 def initialize_response(
-    probe: ConnectionProbe, *, unstable: bool, provider: str | None, mcp_http: bool, mcp_sse: bool
+    probe: ConnectionProbe,
+    *,
+    unstable: bool,
+    provider: str | None,
+    mcp_http: bool,
+    mcp_sse: bool,
+    factory: object = None,
 ) -> m.InitializeResponse:
-    """The answer, from the probe's decisions (version, whether a terminal method fits)."""
+    """The answer, from the probe's decisions (version, whether a terminal method fits)
+    and what the factory says of itself (the agent served, its set-up)."""
     return m.InitializeResponse(
         protocol_version=probe.protocol_version,
-        agent_info=m.Implementation(name="acpwire", title="acpwire", version=__version__),
+        agent_info=agent_info(factory),
         agent_capabilities=agent_capabilities(
             unstable=unstable, mcp_http=mcp_http, mcp_sse=mcp_sse
         ),
-        auth_methods=auth_methods(terminal_auth=probe.can_offer_terminal_auth, provider=provider),
+        auth_methods=auth_methods(
+            terminal_auth=probe.can_offer_terminal_auth,
+            provider=provider,
+            setup=setup_method_of(factory),
+        ),
     )
 
 
@@ -134,9 +181,10 @@ def check_auth_method(
     configured: bool,
     problem: str | None,
     hint: str = "",
+    setup: SetupMethod | None = None,
 ) -> None:
     """Accept a known method when a provider is usable; otherwise say exactly what is wrong."""
-    known = {SETUP_METHOD_ID} | ({provider} if provider else set())
+    known = {(setup or _ACPWIRE_SETUP).id} | ({provider} if provider else set())
     if method_id.lower() not in {k.lower() for k in known}:
         raise invalid_params(
             f"unknown authentication method {method_id!r}; known: {', '.join(sorted(known))}"

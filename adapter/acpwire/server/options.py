@@ -103,7 +103,11 @@ class Change:
 
 
 def parse_change(
-    params: m.SetSessionConfigOptionRequest, models: list[str], current_model: str
+    params: m.SetSessionConfigOptionRequest,
+    models: list[str],
+    current_model: str,
+    *,
+    any_model: bool = False,
 ) -> Change:
     """Validate a config change; unknown ids or values are ``-32602``."""
     if isinstance(params, m.SetSessionConfigOptionRequestBoolean):
@@ -116,11 +120,17 @@ def parse_change(
                 f"unknown value {params.value!r} for {LEGACY_EDIT_POLICY}: {choices}"
             )
         return Change(MODE, mode)
-    return check_change(params.config_id, params.value, models, current_model)
+    return check_change(params.config_id, params.value, models, current_model, any_model=any_model)
 
 
-def check_change(config_id: str, value: str, models: list[str], current_model: str) -> Change:
-    """``config_id`` set to ``value``, if both are known; else ``-32602``."""
+def check_change(
+    config_id: str, value: str, models: list[str], current_model: str, *, any_model: bool = False
+) -> Change:
+    """``config_id`` set to ``value``, if both are known; else ``-32602``. With
+    ``any_model`` (the factory's ``any_model_id``) every non-blank model id passes here,
+    as for ``/model``; the agent's ``set_model`` refuses the ones it cannot use."""
+    if config_id == MODEL and any_model and value.strip():
+        return Change(config_id, value.strip())
     allowed: dict[str, set[str]] = {
         MODEL: {current_model, *models},
         MODE: set(MODES),

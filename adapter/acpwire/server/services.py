@@ -191,6 +191,8 @@ class SessionServices:
         decision = await self._ask(tool_call, options)
         if not proposal.one_time:
             self.memory.record(workspace, key, decision)
+            if decision == "always" and not proposal.leaves_sandbox:
+                await self._share_always(proposal.command)
         if is_allowed(decision):
             return to_seam_answer(decision), None
         timeout = self.backend.settings.approval_timeout_s
@@ -231,6 +233,17 @@ class SessionServices:
         else:
             await self.backend.blocking(self.access.record_tool, workspace, target, decision)
         return None
+
+    async def _share_always(self, command: str) -> None:
+        """Record an "always allow" where the agent's own front ends honour it too
+        (``factory.shared_approvals``: Hermes' command_allowlist)."""
+        shared = getattr(self.backend.factory, "shared_approvals", None)
+        if not callable(shared):
+            return
+        try:
+            await self.backend.blocking(shared().remember, command)
+        except Exception:
+            logger.warning("could not record the approval in the agent's own list", exc_info=True)
 
     async def read_file(self, path: str) -> str | EditorRefused | None:
         """The editor's text of ``path`` when it offers ``fs.readTextFile``; None = use the

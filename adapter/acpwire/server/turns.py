@@ -30,6 +30,7 @@ import anyio
 from acp_v1 import models as m
 from acpwire.agent.seam import TurnResult
 from acpwire.attachments import PromptContent, left_out_message, prompt_to_model_content
+from acpwire.endpoint import after_answer
 
 from . import commands, options, queued as queued_prompts
 from .bridge import TurnBridge
@@ -275,6 +276,25 @@ class TurnRunner:
                 done.set()
         return await self._finish(state, prompt, result, before)
 
+    def _retitle_later(self, state: SessionState, prompt: QueuedPrompt, result: TurnResult) -> None:
+        """After a session's first exchange, a title from the agent's own generator
+        (``factory.title_for``, Hermes'), once the prompt is answered."""
+        titler = getattr(self.backend.factory, "title_for", None)
+        users = sum(1 for message in result.messages if message.get("role") == "user")
+        if not callable(titler) or state.record.title_is_explicit or users != 1:
+            return
+        answer = result.final_text or ""
+
+        async def retitle() -> None:
+            title = await self.backend.blocking(titler, state.id, prompt.display, answer)
+            if isinstance(title, str) and title.strip() and not state.record.title_is_explicit:
+                await self.backend.blocking(
+                    lambda: self.backend.manager.update(state, title=title.strip())
+                )
+                await self.send_info(state)
+
+        after_answer(retitle)
+
     async def _start_turn(self, state: SessionState, prompt: QueuedPrompt) -> None:
         manager = self.backend.manager
         await queued_prompts.begin(self.backend, state, prompt)
@@ -290,6 +310,8 @@ class TurnRunner:
         cancelled = state.cancel_requested or result is None or result.stop == "cancelled"
         if result is not None:
             await self.backend.blocking(backend.manager.save_history, state, result.messages)
+            if not cancelled:
+                self._retitle_later(state, prompt, result)
             after = state.agent.internal_session_id
             if after != before and state.record.internal_id != after:
                 await SessionServices(backend, state).rotated(after, "compression")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from acpwire.store.history import Message
 from acpwire.store.lineage import InternalSessionRecord
@@ -66,4 +66,9 @@ class SessionCatalog(Protocol):
 
     def foreign_sessions(self, known: Callable[[str], bool]) -> Iterator[ForeignSession]:
         """Every adoptable session whose id ``known`` does not recognise."""
+        ...
+
+    def replay_meta(self, message: Message, text: str) -> dict[str, Any] | None:
+        """``_meta`` for the replayed chunk of a stored message (the agent's own marks,
+        e.g. of a compaction summary), or None."""
         ...
