@@ -59,7 +59,7 @@ class BenchClient(Client):
     async def session_request_permission(
         self, params: m.RequestPermissionRequest
     ) -> m.RequestPermissionResponse:
-        allow = next((o for o in params.options if o.kind.startswith("allow")), None)
+        allow = next((o for o in params.options if o.kind in ("allow_once", "allow_always")), None)
         if allow is None:
             return m.RequestPermissionResponse(outcome=m.RequestPermissionOutcomeCancelled())
         return m.RequestPermissionResponse(

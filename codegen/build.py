@@ -20,6 +20,7 @@ MODULE_ROLES = {
     "__init__.py": "Typed bindings for the Agent Client Protocol (ACP) v1",
     "_base.py": "The base model of every ACP model",
     "_lenient.py": "Validators applying the schema's x-deserialize-* leniency rules",
+    "_open.py": "The type of open-enum values this protocol version does not define",
     "_lazy.py": "Lazy access to the names of a package split into modules",
     "models/__init__.py": "ACP wire models (Pydantic v2); each module is imported on first use",
     "models/*": "ACP wire models (Pydantic v2): one module of acp_v1.models",
@@ -84,7 +85,9 @@ def _ruff_format(files: dict[str, str], package: str) -> dict[str, str]:
 PACKAGE_INIT = '''
 The public names, each loaded on first use: ``models`` (every schema type), ``Agent`` /
 ``Client`` (the interfaces a handler implements), ``AgentPeer`` / ``ClientPeer`` (typed
-senders), the method table (``METHODS``, ``MethodSpec``) and ``PROTOCOL_VERSION``.
+senders), the method table (``METHODS``, ``MethodSpec``) and ``PROTOCOL_VERSION``;
+``Unknown`` (an open-enum value or variant tag this protocol version does not define)
+and ``DECODE`` (the validation context for data decoded from the wire).
 """
 
 import importlib
@@ -96,10 +99,12 @@ from .methods import PROTOCOL_VERSION
 if TYPE_CHECKING:
     from . import dispatch as dispatch, models as models
     from .interfaces import Agent as Agent, Client as Client
+    from ._open import DECODE as DECODE, Unknown as Unknown
     from .methods import METHODS as METHODS, MethodSpec as MethodSpec
     from .peers import AgentPeer as AgentPeer, ClientPeer as ClientPeer
 
 __all__ = [
+    "DECODE",
     "METHODS",
     "PROTOCOL_VERSION",
     "Agent",
@@ -107,6 +112,7 @@ __all__ = [
     "Client",
     "ClientPeer",
     "MethodSpec",
+    "Unknown",
     "dispatch",
     "models",
 ]
@@ -121,6 +127,8 @@ if not TYPE_CHECKING:  # type checkers read the imports above, and know no other
             "ClientPeer": "peers",
             "METHODS": "methods",
             "MethodSpec": "methods",
+            "DECODE": "_open",
+            "Unknown": "_open",
         },
         {
             "dispatch": lambda: importlib.import_module(f"{__name__}.dispatch"),
@@ -134,7 +142,7 @@ if not TYPE_CHECKING:  # type checkers read the imports above, and know no other
 def build(schema_dir: Path, package: str = "acp_v1") -> dict[str, str]:
     schemas = SchemaSet.load(schema_dir)
     lock = read_lock(schema_dir, schemas)
-    shaped = shape(schemas.unstable)
+    shaped = shape(schemas.unstable, package)
     rules = leniency(shaped)
     table = methods(schemas)
     version = int(str(lock["protocolVersion"]))

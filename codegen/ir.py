@@ -28,6 +28,8 @@ class Method:
     params: str
     result: str | None
     unstable: bool
+    doc: str = ""
+    """The schema's description of the method (what the handler must do), if any."""
 
     @property
     def handler(self) -> str:
@@ -89,8 +91,37 @@ def _message_defs(schema: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
     return out
 
 
+def method_docs(schema: Any) -> dict[str, str]:
+    """Message definition name -> the description of its method.
+
+    The schema describes each method (its obligations, such as replaying a loaded
+    session before answering) on the member of the JSON-RPC message union that names
+    the message definition: ``{"title": X, "description": ..., "allOf": [{"$ref": X}]}``.
+    """
+    out: dict[str, str] = {}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, list):
+            for value in node:
+                visit(value)
+        elif isinstance(node, dict):
+            title, text, refs = node.get("title"), node.get("description"), node.get("allOf", [])
+            if (
+                isinstance(title, str)
+                and isinstance(text, str)
+                and any(r.get("$ref", "").rsplit("/", 1)[-1] == title for r in refs)
+            ):
+                out.setdefault(title, text)
+            for value in node.values():
+                visit(value)
+
+    visit(schema)
+    return out
+
+
 def methods(schemas: SchemaSet) -> list[Method]:
     """The method table, sorted by side then wire name."""
+    docs = method_docs(schemas.unstable)
     stable_names = {m for m, _, _ in _message_defs(schemas.stable).values()}
     by_method: dict[tuple[str, str], dict[str, Any]] = {}
     for def_name, (method, side, role) in _message_defs(schemas.unstable).items():
@@ -112,7 +143,15 @@ def methods(schemas: SchemaSet) -> list[Method]:
             if kind == "request" and result is None:
                 raise ValueError(f"{method}: request without a response type")
             table.append(
-                Method(method, cast(Side, side), kind, params, result, method not in stable_names)
+                Method(
+                    method,
+                    cast(Side, side),
+                    kind,
+                    params,
+                    result,
+                    method not in stable_names,
+                    docs.get(params, ""),
+                )
             )
     return sorted(table, key=lambda m: (m.side, m.name, m.kind))
 

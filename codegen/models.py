@@ -29,6 +29,7 @@ GENERATOR_OPTIONS = (
     "--remove-special-field-name-prefix",
     "--use-annotated",
     "--use-field-description",
+    "--use-schema-description",
     "--use-title-as-name",
     "--use-standard-collections",
     "--use-union-operator",

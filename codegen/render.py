@@ -34,8 +34,16 @@ class Envelope:
     params: str
 
 
+def docstring(text: str, indent: int = 8) -> str:
+    """``text`` as the body of a triple-quoted docstring indented by ``indent`` spaces:
+    backslashes and quotes escaped, blank lines left empty."""
+    body = text.strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    pad = " " * indent
+    return "\n".join(pad + line if line.strip() else "" for line in body.splitlines())
+
+
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         keep_trailing_newline=True,
         trim_blocks=False,
@@ -43,6 +51,8 @@ def _env() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         autoescape=False,
     )
+    env.filters["docstring"] = docstring
+    return env
 
 
 def handler_names(methods: list[Method]) -> dict[Method, str]:
@@ -103,6 +113,7 @@ def render_all(
     )
     files.update(_render_dispatch(env, methods, header, placed))
     files["_lazy.py"] = env.get_template("_lazy.py.j2").render(header=header)
+    files["_open.py"] = env.get_template("_open.py.j2").render(header=header)
     return files
 
 

@@ -13,9 +13,11 @@ The transforms:
   for a member that is a union itself), and expand a member that extends another union
   into one member per inner variant;
 * turn unions of string or integer constants into an open enum: a ``Known*`` literal
-  plus the base type, so an unknown value is kept instead of rejected;
+  plus, for strings, ``acp_v1._open.Unknown`` (the base type for integers), so an unknown
+  value is kept when decoded but a typo is refused when constructing;
 * turn the tagged unions that the protocol calls extensible into a discriminated union of
-  the known members followed by a catch-all ``*Other`` model that keeps unknown variants.
+  the known members followed by a catch-all ``*Other`` model that keeps unknown variants
+  (its tag an ``Unknown`` too, so that comparing the tag with a known value narrows).
 """
 
 from __future__ import annotations
@@ -30,6 +32,15 @@ JSON = dict[str, Any]
 #: is the one clients meet every few milliseconds; the others carry a ``title: other``
 #: member in the schema itself.
 OPEN_TAGGED_UNIONS = ("SessionUpdate",)
+
+
+#: Where the generated package defines :class:`Unknown` (``{package}`` is filled in).
+UNKNOWN_TYPE = "{package}._open.Unknown"
+
+
+def _unknown(package: str) -> JSON:
+    """A string the protocol does not define, typed by the generated ``Unknown`` class."""
+    return {"type": "string", "customTypePath": UNKNOWN_TYPE.format(package=package)}
 
 
 class ShapeError(Exception):
@@ -85,8 +96,10 @@ def _is_catch_all_scalar(member: JSON) -> bool:
     )
 
 
-def _open_enum(defs: dict[str, JSON], name: str, schema: JSON, key: str) -> None:
-    """A union of constants (and maybe a catch-all) becomes ``Known<Name> | <base type>``."""
+def _open_enum(defs: dict[str, JSON], name: str, schema: JSON, key: str, package: str) -> None:
+    """A union of constants (and maybe a catch-all) becomes ``Known<Name> | Unknown`` for
+    strings, ``Known<Name> | <base type>`` for integers (where applications define their
+    own codes, such as JSON-RPC error codes)."""
     members = schema[key]
     consts = [m for m in members if _is_scalar_const(m)]
     base = consts[0]["type"]
@@ -105,8 +118,15 @@ def _open_enum(defs: dict[str, JSON], name: str, schema: JSON, key: str) -> None
     )
     defs[name] = {
         "description": (schema.get("description", "") + "\n\n" + described).strip()
-        + "\n\nUnknown values are kept as plain values.",
-        "anyOf": [{"$ref": f"#/$defs/{known}"}, {"type": base}],
+        + (
+            "\n\nUnknown values are kept as `Unknown` objects."
+            if base == "string"
+            else "\n\nUnknown values are kept as plain values."
+        ),
+        "anyOf": [
+            {"$ref": f"#/$defs/{known}"},
+            _unknown(package) if base == "string" else {"type": base},
+        ],
     }
 
 
@@ -226,7 +246,7 @@ def _expand_all(defs: dict[str, JSON], union: str, schema: JSON, key: str) -> No
     schema[key] = expanded
 
 
-def _open_tagged_union(defs: dict[str, JSON], name: str) -> None:
+def _open_tagged_union(defs: dict[str, JSON], name: str, package: str) -> None:
     """``Name`` -> ``Known<Name>`` (discriminated) ``| <Name>Other`` (keeps unknown tags)."""
     schema = defs[name]
     disc = schema.get("discriminator", {}).get("propertyName")
@@ -243,7 +263,7 @@ def _open_tagged_union(defs: dict[str, JSON], name: str) -> None:
                 "title": f"{name}Other",
                 "description": f"A `{name}` variant this version of the protocol does not know ({disc} not in {tags}); kept as is.",
                 "type": "object",
-                "properties": {disc: {"type": "string"}},
+                "properties": {disc: _unknown(package)},
                 "required": [disc],
                 "additionalProperties": True,
             },
@@ -268,8 +288,9 @@ def _drop_object_defaults(defs: dict[str, JSON]) -> None:
         visit(d)
 
 
-def shape(schema: JSON) -> JSON:
-    """Return the shaped copy of an ACP schema document (the input is not modified)."""
+def shape(schema: JSON, package: str = "acp_v1") -> JSON:
+    """Return the shaped copy of an ACP schema document (the input is not modified);
+    ``package`` is the import name of the generated package."""
     doc = copy.deepcopy(schema)
     defs: dict[str, JSON] = doc["$defs"]
     for name in [n for n, d in defs.items() if d.get("x-docs-ignore")]:
@@ -283,7 +304,7 @@ def shape(schema: JSON) -> JSON:
         if all(_is_scalar_const(m) or _is_catch_all_scalar(m) for m in members) and any(
             _is_scalar_const(m) for m in members
         ):
-            _open_enum(defs, name, schema_, key)
+            _open_enum(defs, name, schema_, key, package)
             continue
         _strip_scalar_titles(schema_, key)
         _distribute(schema_, key)
@@ -300,5 +321,5 @@ def shape(schema: JSON) -> JSON:
     _drop_object_defaults(defs)
     for name in OPEN_TAGGED_UNIONS:
         if name in defs:
-            _open_tagged_union(defs, name)
+            _open_tagged_union(defs, name, package)
     return {"$schema": doc.get("$schema"), "$defs": defs}

@@ -68,8 +68,9 @@ async def main(command: list[str]) -> None:
             await peer.session_cancel(m.CancelNotification(session_id=session.session_id))
         print(f"\nstop: {answers[0].stop_reason}")
 
-        # Extension methods are plain JSON-RPC requests with a leading underscore.
-        answer = await agent.connection.request("_echo/count", {})
+        # Extension methods go by their wire name, leading underscore included; with
+        # result_type the answer is validated (InvalidResult if it does not match).
+        answer = await agent.peer.ext_request("_echo/count", {}, result_type=dict[str, int])
         print(f"extension answer: {answer}")
 
 

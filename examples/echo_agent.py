@@ -5,7 +5,8 @@
 What it shows: a handler class built from the client's typed peer; streamed
 ``session/update``s; an error with a JSON-RPC code (an empty prompt is -32602, an unknown
 session -32002); ``session/cancel`` ending a prompt with ``cancelled``; an extension
-method (``_echo/count``). Every method the class does not implement answers -32601.
+method on the handler (``@ext_method("_echo/count")``). Every method the class does not
+implement answers -32601; a misspelled one is refused when the handler is bound.
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ import uuid
 import anyio
 
 from acp_v1 import PROTOCOL_VERSION, Agent, ClientPeer, models as m
-from acpwire import AgentConnection, invalid_params, resource_not_found, stdio_streams, text_chunk
+from acpwire import (
+    AgentConnection,
+    ext_method,
+    invalid_params,
+    resource_not_found,
+    stdio_streams,
+    text_chunk,
+)
 
 WORD_DELAY_S = 0.05
 """Pause between streamed words (so that a cancel can arrive mid-prompt)."""
@@ -60,30 +68,16 @@ class EchoAgent(Agent):
         if params.session_id in self.sessions:
             self.sessions[params.session_id].set()
 
-
-class EchoExtensions:
-    """``_``-prefixed methods arrive here, without the underscore."""
-
-    def __init__(self) -> None:
-        self.agent: EchoAgent | None = None
-
-    async def ext_method(self, method: str, params: object) -> object:
-        if method == "echo/count" and self.agent is not None:
-            return {"prompts": self.agent.prompts}
-        raise invalid_params(f"unknown extension method {method}")
-
-    async def ext_notification(self, method: str, params: object) -> None:
-        return None
+    @ext_method("_echo/count")  # the wire name, underscore included
+    async def count(self, params: object) -> dict[str, int]:
+        return {"prompts": self.prompts}
 
 
 def connect(
     receive: anyio.abc.ByteReceiveStream, send: anyio.abc.ByteSendStream
 ) -> AgentConnection[EchoAgent]:
     """The agent's end of a connection over any byte stream pair."""
-    extensions = EchoExtensions()
-    link = AgentConnection(EchoAgent, receive, send, extensions=extensions)
-    extensions.agent = link.handler
-    return link
+    return AgentConnection(EchoAgent, receive, send)
 
 
 async def main() -> None:

@@ -7,8 +7,10 @@ cheap; the backend's modules load only when a backend name is asked for):
   :class:`BaseAgent`, :class:`BaseAgentFactory`, :class:`SessionContext` and the seam's
   types (``acpwire.agent.seam``);
 - the typed ACP runtime (core install): :class:`AgentConnection`,
-  :class:`ClientConnection`, :func:`spawn_agent` (``acpwire.link``), the transports and
-  error helpers of ``acpwire.rpc``.
+  :class:`ClientConnection`, :func:`spawn_agent`, :class:`InvalidResult`
+  (``acpwire.link``), the extension decorators :func:`ext_method` /
+  :func:`ext_notification` and :class:`HandlerError` (``acpwire.handlers``), the
+  transports and error helpers of ``acpwire.rpc``.
 
 A guide with runnable examples: docs/LIBRARY.md.
 """
@@ -37,7 +39,14 @@ if TYPE_CHECKING:
         TurnUsage,
     )
     from acpwire.builders import text_chunk
-    from acpwire.link import AgentConnection, ClientConnection, SpawnedAgent, spawn_agent
+    from acpwire.handlers import HandlerError, ext_method, ext_notification
+    from acpwire.link import (
+        AgentConnection,
+        ClientConnection,
+        InvalidResult,
+        SpawnedAgent,
+        spawn_agent,
+    )
     from acpwire.rpc import (
         ConnectionClosedError,
         RpcError,
@@ -74,8 +83,10 @@ _WHERE: dict[str, str] = {
         "acpwire.agent.seam",
     ),
     **dict.fromkeys(
-        ["AgentConnection", "ClientConnection", "SpawnedAgent", "spawn_agent"], "acpwire.link"
+        ["AgentConnection", "ClientConnection", "InvalidResult", "SpawnedAgent", "spawn_agent"],
+        "acpwire.link",
     ),
+    **dict.fromkeys(["HandlerError", "ext_method", "ext_notification"], "acpwire.handlers"),
     **dict.fromkeys(
         [
             "ConnectionClosedError",
@@ -106,6 +117,8 @@ __all__ = [
     "CommandProposal",
     "ConnectionClosedError",
     "EditProposal",
+    "HandlerError",
+    "InvalidResult",
     "Message",
     "PlanItem",
     "RpcError",
@@ -119,6 +132,8 @@ __all__ = [
     "TurnUsage",
     "__version__",
     "auth_required",
+    "ext_method",
+    "ext_notification",
     "internal_error",
     "invalid_params",
     "invalid_request",

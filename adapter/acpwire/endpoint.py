@@ -7,32 +7,44 @@ implementation), validating params into the generated models:
 
 * unknown methods, and methods the handler does not implement (including declarations
   merely inherited from the interface Protocol), answer -32601, never ``null``;
-* unstable methods answer -32601 unless the endpoint opted in;
-* ``_``-prefixed extension methods and notifications go to an optional hook; a handler
-  that is :class:`RetiredMethods` answers methods the protocol has removed;
+* unstable methods answer -32601 unless the endpoint opted in (logged as such);
+* ``_``-prefixed extension methods and notifications go to the handler's
+  :func:`~acpwire.handlers.ext_method` / ``ext_notification`` methods, then to an
+  optional hook (both get the wire name, underscore included); a handler that is
+  :class:`RetiredMethods` answers methods the protocol has removed;
+* params the peer got wrong answer -32602; a ``ValidationError`` raised by the handler's
+  own code is a bug on this side: -32603, with its traceback in the log;
 * ``_meta`` stays the ``meta`` field of the params model, never merged into anything.
 
-It also supplies the connection's decoder: valid ACP messages are decoded and validated
-in one pydantic-core pass; anything else takes the runtime's general path, which
-produces the precise JSON-RPC error.
+A handler is checked when it is bound (:func:`acpwire.handlers.check_handler`).
+
+It also supplies the connection's decoder (``decode``, from :mod:`acpwire._decoding`):
+valid ACP messages are decoded and validated in one pydantic-core pass; anything else
+takes the runtime's general path, which produces the precise JSON-RPC error.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from typing import Any, Final, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 import anyio
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from acp_v1 import dispatch, interfaces, methods
-from acp_v1.dispatch import NO_ID
+from acp_v1 import DECODE, dispatch, interfaces, methods
 from acp_v1.methods import MethodSpec
 
-from .rpc import RequestContext, internal_error, messages as rpc_messages, method_not_found
+from ._decoding import NO_FAST, FastDecoder, FastNotification, model_class
+from .handlers import ExtensionRoute, check_handler, extension_routes
+from .rpc import (
+    RequestContext,
+    internal_error,
+    invalid_params,
+    method_not_found,
+)
+from .rpc.errors import describe_validation_error
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +70,8 @@ _PROTOCOL_STUBS: Final = {"agent": interfaces.Agent, "client": interfaces.Client
 
 
 class ExtensionHandler(Protocol):
-    """Receives ``_``-prefixed methods (name without the underscore) and notifications."""
+    """Receives the ``_``-prefixed methods and notifications (by wire name, underscore
+    included) that the handler object has no decorated method for."""
 
     async def ext_method(self, method: str, params: object) -> object: ...
     async def ext_notification(self, method: str, params: object) -> None: ...
@@ -72,7 +85,12 @@ class RetiredMethods(Protocol):
     async def retired_method(self, method: str, params: object) -> object: ...
 
 
-class AcpEndpoint:
+class HandlerBug(RuntimeError):
+    """A handler failed with an error of its own making (such as a ``ValidationError``
+    from building a model): answered -32603, logged with the traceback."""
+
+
+class AcpEndpoint(FastDecoder):
     """Route one side's incoming ACP messages to a typed handler object."""
 
     def __init__(
@@ -94,9 +112,12 @@ class AcpEndpoint:
         self._bound: dict[str, Callable[[Any], Awaitable[Any]] | None] = {}
         self._note_routes: dict[str, tuple[Callable[[Any], Awaitable[Any]], type | None]] = {}
         self._adapters: dict[str, TypeAdapter[Any]] = {}
-        self._fast: dict[bytes, _FastNotification] = {}
-        self._recent = _NO_FAST
-        self._handler = handler
+        self._fast: dict[bytes, FastNotification] = {}
+        self._recent = NO_FAST
+        self._handler: object | None = None
+        self._ext_routes: dict[str, ExtensionRoute] = {}
+        if handler is not None:
+            self.bind(handler)
         self._upgrade: Callable[[], Awaitable[object]] | None = None
         self._upgrade_lock: anyio.Lock | None = None
         # Envelope modules are imported on first lookup, so only the methods a connection
@@ -107,7 +128,12 @@ class AcpEndpoint:
         }
 
     def bind(self, handler: object) -> None:
-        """Set the handler object (for handlers that need the connection to exist first)."""
+        """Set the handler object (for handlers that need the connection to exist first).
+
+        Raises :class:`~acpwire.handlers.HandlerError` when it does not fit the role (a
+        misspelled or SDK-style method name, the other role's interface)."""
+        check_handler(self.role, handler)
+        self._ext_routes = extension_routes(handler)
         self._handler = handler
         self._bound.clear()
         self._note_routes.clear()
@@ -161,22 +187,28 @@ class AcpEndpoint:
     def _params(self, spec: MethodSpec, params: object) -> object:
         if isinstance(params, BaseModel):
             return params  # built by the decoder from this method's own params type
-        return self._adapter(spec).validate_python({} if params is None else params)
+        return self._adapter(spec).validate_python({} if params is None else params, context=DECODE)
 
     async def on_request(self, method: str, params: object, ctx: RequestContext) -> object:
         spec = self._requests.get(method)
         if spec is None or not self._allowed(spec):
-            if method.startswith("_") and self._extensions is not None:
-                return await self._extensions.ext_method(method[1:], params)
+            if method.startswith("_"):
+                return await self._ext_request(method, params, ctx)
             if spec is None and isinstance(self._handler, RetiredMethods):
                 return await self._handler.retired_method(method, params)
-            raise method_not_found(method)
+            raise method_not_found(method, self._why_not(spec))
         handler = await self._route(spec)
         if handler is None:
-            raise method_not_found(method)
+            raise method_not_found(method, "not implemented by the handler")
+        try:
+            typed = self._initialize_params(spec, params)
+        except ValidationError as exc:
+            raise invalid_params(describe_validation_error(exc)) from None
         token = _CURRENT.set(ctx)
         try:
-            result = await handler(self._initialize_params(spec, params))
+            result = await handler(typed)
+        except ValidationError as exc:
+            raise HandlerBug(f"the {method} handler raised a ValidationError") from exc
         finally:
             _CURRENT.reset(token)
         if result is None:
@@ -197,14 +229,19 @@ class AcpEndpoint:
             except ValidationError as exc:
                 logger.warning("dropped invalid %s notification: %s", method, _short(exc))
                 return
-        await handler(params)
+        try:
+            await handler(params)
+        except ValidationError as exc:
+            raise HandlerBug(f"the {method} handler raised a ValidationError") from exc
 
     async def _unrouted_notification(self, method: str, params: object) -> None:
         """First sight of ``method``: cache its route and deliver, or say where it went."""
         spec = self._notifications.get(method)
         if spec is None or not self._allowed(spec):
-            if method.startswith("_") and self._extensions is not None:
-                await self._extensions.ext_notification(method[1:], params)
+            if method.startswith("_"):
+                await self._ext_notification(method, params)
+            elif spec is not None:
+                logger.info("ignored notification %r: %s", method, self._why_not(spec))
             elif not method.startswith("$/"):
                 logger.info("ignored unknown notification %r", method)
             return
@@ -212,56 +249,62 @@ class AcpEndpoint:
         if handler is None:
             logger.info("ignored notification %r: not implemented", method)
             return
-        self._note_routes[method] = (handler, _model_class(spec))
+        self._note_routes[method] = (handler, model_class(spec))
         await self.on_notification(method, params)
 
-    # -- decoding --------------------------------------------------------------------
+    def _why_not(self, spec: MethodSpec | None) -> str | None:
+        """Why a known method is refused (None for an unknown one)."""
+        if spec is None:
+            return None
+        if self._bind(spec) is not None:
+            return "unstable method not enabled (the connection has unstable=False)"
+        return "unstable method, not implemented by the handler"
 
-    def decode(self, line: bytes) -> rpc_messages.Incoming:
-        """One-pass decode of valid ACP messages; the general decoder for the rest.
+    # -- extensions ------------------------------------------------------------------
 
-        1. A notification in canonical key order (``jsonrpc``, ``method``, ``params``
-           last: what SDKs write) validates its params straight from the bytes.
-        2. Otherwise the ``method`` value is found in the bytes and the whole message is
-           validated against that method's envelope model.
-        Either only ever produces a message that is valid as a whole; anything else
-        (responses, unknown methods, invalid params, ``NaN``/``Infinity`` anywhere in the
-        line, a boolean id, nesting too deep for pydantic-core) takes the general path,
-        which produces the precise JSON-RPC error. (On a client's end, the canonical
-        notifications of step 1, the stream of updates, are not searched for ``NaN``.)
-        """
-        # pydantic-core reads NaN/Infinity literals as floats; JSON has no such values.
-        # The general path tells a literal (refused) from a string holding the word. An
-        # agent checks every line; a client's stream of updates (the fast path) is not
-        # searched, only what takes the envelope path.
-        if self._agent and (b"NaN" in line or b"Infinity" in line):
-            return rpc_messages.decode_message(line)
-        prefix, method, validate, start = self._recent
-        if not line.startswith(prefix):
-            _, method, validate, start = self._learn(line) if line.startswith(_HEAD) else _NO_FAST
-        if start and line[-1] == _CLOSE:  # start is 0 only for _NO_FAST
-            # Params are the rest of the line but its closing brace; anything else
-            # fails to parse as exactly one JSON value and falls through.
-            try:
-                return _Notification(method, validate(line[start:-1]))
-            except ValidationError:
-                pass
-        if b"NaN" in line or b"Infinity" in line:
-            return rpc_messages.decode_message(line)
-        found = _METHOD.search(line)
-        envelope = self._envelopes.get(found.group(1).decode(errors="replace")) if found else None
-        if envelope is not None:
-            try:
-                message: Any = envelope.model_validate_json(line)
-            except ValidationError:
-                return rpc_messages.decode_message(line)
-            msg_id = message.id
-            if msg_id is NO_ID:
-                return rpc_messages.Notification(message.method, message.params)
-            if msg_id is not None and msg_id.__class__ not in _ID_TYPES:
-                return rpc_messages.decode_message(line)  # an id a notification may not have
-            return rpc_messages.Request(msg_id, message.method, message.params)
-        return rpc_messages.decode_message(line)
+    def _ext_params(self, route: ExtensionRoute, params: object) -> object:
+        if route.params is None:
+            return params
+        return route.params.validate_python(params, context=DECODE)
+
+    async def _ext_request(self, method: str, params: object, ctx: RequestContext) -> object:
+        route = self._ext_routes.get(method)
+        if route is None or route.kind != "request":
+            if self._extensions is None:
+                raise method_not_found(method)
+            return await self._extensions.ext_method(method, params)
+        try:
+            typed = self._ext_params(route, params)
+        except ValidationError as exc:
+            raise invalid_params(describe_validation_error(exc)) from None
+        token = _CURRENT.set(ctx)
+        try:
+            result = await route.call(typed)
+        except ValidationError as exc:
+            raise HandlerBug(f"the {method} handler raised a ValidationError") from exc
+        finally:
+            _CURRENT.reset(token)
+        if result is None:
+            raise internal_error(f"{method}: the handler returned no result")
+        return result
+
+    async def _ext_notification(self, method: str, params: object) -> None:
+        route = self._ext_routes.get(method)
+        if route is None or route.kind != "notification":
+            if self._extensions is not None:
+                await self._extensions.ext_notification(method, params)
+            else:
+                logger.info("ignored extension notification %r: no handler", method)
+            return
+        try:
+            typed = self._ext_params(route, params)
+        except ValidationError as exc:
+            logger.warning("dropped invalid %s notification: %s", method, _short(exc))
+            return
+        try:
+            await route.call(typed)
+        except ValidationError as exc:
+            raise HandlerBug(f"the {method} handler raised a ValidationError") from exc
 
     def _initialize_params(self, spec: MethodSpec, params: object) -> object:
         """Params for ``spec``; an ``initialize`` whose ``protocolVersion`` is not an
@@ -280,67 +323,11 @@ class AcpEndpoint:
             )
             return self._params(spec, {**params, "protocolVersion": 0})
 
-    def _learn(self, line: bytes) -> _FastNotification:
-        """The fast path for the notification ``line`` starts, remembered as the most
-        recent one (streams repeat one method), or ``_NO_FAST`` when it has none."""
-        end = line.find(b'"', _HEAD_LEN) + _PARAMS_LEN
-        key = line[_HEAD_LEN:end]
-        fast = self._fast.get(key)
-        if fast is None:
-            spec = self._notes_by_bytes.get(key[:-_PARAMS_LEN]) if key.endswith(_PARAMS) else None
-            if spec is None:  # unknown names are not cached: a peer could send endless ones
-                return _NO_FAST
-            fast = (line[:end], spec.method, self._json_validator(spec), end)
-            self._fast[key] = fast
-        self._recent = fast
-        return fast
-
-    def _json_validator(self, spec: MethodSpec) -> Callable[[bytes], Any]:
-        """(Called once per method: :meth:`_learn` keeps the result.)"""
-        model = _model_class(spec)
-        if model is not None:
-            # A model class validates itself (one layer less than a TypeAdapter). Reading
-            # the attribute builds a deferred model; the bound method is the compiled
-            # validator's own, skipping pydantic's Python wrapper.
-            validate: Callable[[bytes], Any] = model.__pydantic_validator__.validate_json
-            return validate
-        return self._adapter(spec).validate_json
-
     def _adapter(self, spec: MethodSpec) -> TypeAdapter[Any]:
         adapter = self._adapters.get(spec.method)
         if adapter is None:
             adapter = self._adapters[spec.method] = TypeAdapter(spec.params)
         return adapter
-
-
-_HEAD: Final = b'{"jsonrpc":"2.0","method":"'
-_HEAD_LEN: Final = len(_HEAD)
-_PARAMS: Final = b'","params":'
-_PARAMS_LEN: Final = len(_PARAMS)
-_CLOSE: Final = ord("}")
-_ID_TYPES: Final = (int, str)
-_Notification: Final = rpc_messages.Notification
-
-
-_FastNotification: TypeAlias = tuple[bytes, str, Callable[[bytes], Any], int]
-"""How to decode a notification whose line starts with the prefix (first item): its
-method, the validator of its params, and where they start (they end at the line's
-closing brace). A plain tuple: unpacking one is quicker than a NamedTuple's."""
-
-
-def _never(_: bytes) -> Any:
-    raise AssertionError("the placeholder fast path matches no line")
-
-
-_NO_FAST: Final[_FastNotification] = (b"\0", "", _never, 0)
-"""No fast path: its prefix (a NUL byte) starts no JSON line."""
-_METHOD: Final = re.compile(rb'"method"\s*:\s*"([^"\\]{1,128})"')
-
-
-def _model_class(spec: MethodSpec) -> type[BaseModel] | None:
-    """The params type of ``spec`` when it is a model class (not a union alias)."""
-    params = spec.params
-    return params if isinstance(params, type) and issubclass(params, BaseModel) else None
 
 
 def _short(exc: ValidationError) -> str:

@@ -6,6 +6,12 @@ a typed :class:`acp_v1.peers.ClientPeer` to call the client (``session/update``,
 mirror image for a client driving an agent. Both run until the stream ends.
 :func:`spawn_agent` starts an agent command and hands back a served client connection to
 it, its stderr in a logger, the process ended and reaped when the block is left.
+
+The handler factory receives the peer and returns the handler: an
+:class:`acp_v1.interfaces.Agent` subclass for ``AgentConnection`` and a ``Client``
+subclass for ``ClientConnection`` (mypy refuses the other; binding checks the methods'
+names, :mod:`acpwire.handlers`). A peer's invalid result raises
+:class:`~acp_v1.peers.InvalidResult`, re-exported here.
 """
 
 from __future__ import annotations
@@ -21,15 +27,25 @@ from typing import Generic, TypeVar
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
-from acp_v1.peers import AgentPeer, ClientPeer
+from acp_v1.interfaces import Agent, Client
+from acp_v1.peers import AgentPeer, ClientPeer, InvalidResult
 
 from ._process import log_stderr, reap
 from .endpoint import AcpEndpoint, ExtensionHandler, Role
 from .rpc import DEFAULT_MAX_LINE_BYTES, Connection
 
-__all__ = ["AGENT_STDERR", "AgentConnection", "ClientConnection", "SpawnedAgent", "spawn_agent"]
+__all__ = [
+    "AGENT_STDERR",
+    "AgentConnection",
+    "ClientConnection",
+    "InvalidResult",
+    "SpawnedAgent",
+    "spawn_agent",
+]
 
 H = TypeVar("H")
+A = TypeVar("A", bound=Agent)
+C = TypeVar("C", bound=Client)
 P = TypeVar("P", AgentPeer, ClientPeer)
 
 
@@ -68,21 +84,21 @@ class _Link(Generic[H, P]):
         await self.connection.close()
 
 
-class AgentConnection(_Link[H, ClientPeer]):
+class AgentConnection(_Link[A, ClientPeer]):
     """An agent's end of a connection; ``peer`` is the client."""
 
     role: Role = "agent"
     peer_type = ClientPeer
 
 
-class ClientConnection(_Link[H, AgentPeer]):
+class ClientConnection(_Link[C, AgentPeer]):
     """A client's end of a connection; ``peer`` is the agent."""
 
     role: Role = "client"
     peer_type = AgentPeer
 
 
-class SpawnedAgent(ClientConnection[H]):
+class SpawnedAgent(ClientConnection[C]):
     """A client connection to an agent process (what :func:`spawn_agent` yields)."""
 
     process: Process
@@ -95,7 +111,7 @@ AGENT_STDERR = logging.getLogger("acpwire.agent_stderr")
 
 @asynccontextmanager
 async def spawn_agent(
-    make_handler: Callable[[AgentPeer], H],
+    make_handler: Callable[[AgentPeer], C],
     command: Sequence[str],
     *,
     env: Mapping[str, str] | None = None,
@@ -105,7 +121,7 @@ async def spawn_agent(
     extensions: ExtensionHandler | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     grace_s: float = 2.0,
-) -> AsyncIterator[SpawnedAgent[H]]:
+) -> AsyncIterator[SpawnedAgent[C]]:
     """Run the agent ``command`` (argv) and serve a client connection to it in the block.
 
     ``make_handler`` builds the client handler from the agent's typed peer, as for

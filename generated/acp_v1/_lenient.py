@@ -82,7 +82,7 @@ def _reject_known(tag: str, known: frozenset[str]) -> Callable[[Any, ValidationI
     variant is an error, not an unknown variant."""
 
     def validate(value: Any, info: ValidationInfo) -> Any:
-        if value in known:
+        if str(value) in known:
             raise ValueError(f"invalid {value!r} {tag}: it does not match that variant's schema")
         return value
 

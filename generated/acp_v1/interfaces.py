@@ -28,103 +28,325 @@ class Agent:
     """
 
     async def auth_status(self, params: m.AuthStatusRequest) -> m.AuthStatusResponse:
-        """Unstable. `auth/status` (request)."""
+        """Unstable. `auth/status` (request).
+
+        **UNSTABLE**
+
+        This capability is not part of the spec yet, and may be removed or changed at any point.
+
+        Queries the agent's current authentication state.
+
+        This method is only available if the agent advertises the `auth.status` capability.
+        It MUST NOT change any agent state, and agents MUST NOT reject it with `auth_required`.
+        """
         _not_implemented("auth/status")
 
     async def authenticate(self, params: m.AuthenticateRequest) -> m.AuthenticateResponse:
-        """`authenticate` (request)."""
+        """`authenticate` (request).
+
+        Authenticates the client using the specified authentication method.
+
+        Called when the agent requires authentication before allowing session creation.
+        The client provides an authentication method ID that was advertised during
+        initialization and whose type defines the `authenticate` flow.
+
+        After successful authentication, the client can proceed to create sessions with
+        `session/new` without receiving an `auth_required` (`-32000`) error.
+
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
+        """
         _not_implemented("authenticate")
 
     async def initialize(self, params: m.InitializeRequest) -> m.InitializeResponse:
-        """`initialize` (request)."""
+        """`initialize` (request).
+
+        Establishes the connection with a client and negotiates protocol capabilities.
+
+        This method is called once at the beginning of the connection to:
+        - Negotiate the protocol version to use
+        - Exchange capability information between client and agent
+        - Determine available authentication methods
+
+        The agent should respond with its supported protocol version and capabilities.
+
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
+        """
         _not_implemented("initialize")
 
     async def logout(self, params: m.LogoutRequest) -> m.LogoutResponse:
-        """`logout` (request)."""
+        """`logout` (request).
+
+        Logs out of the current authenticated state.
+
+        After a successful logout, all new sessions will require authentication.
+        There is no guarantee about the behavior of already running sessions.
+        """
         _not_implemented("logout")
 
     async def mcp_message(self, params: m.MessageMcpNotification) -> None:
-        """Unstable. `mcp/message` (notification)."""
+        """Unstable. `mcp/message` (notification).
+
+        **UNSTABLE**
+
+        This capability is not part of the spec yet, and may be removed or changed at any point.
+
+        Sends an MCP-over-ACP notification.
+        """
         _not_implemented("mcp/message")
 
     async def providers_disable(
         self, params: m.DisableProviderRequest
     ) -> m.DisableProviderResponse:
-        """Unstable. `providers/disable` (request)."""
+        """Unstable. `providers/disable` (request).
+
+        **UNSTABLE**
+
+        This capability is not part of the spec yet, and may be removed or changed at any point.
+
+        Disables a provider.
+        """
         _not_implemented("providers/disable")
 
     async def providers_list(self, params: m.ListProvidersRequest) -> m.ListProvidersResponse:
-        """Unstable. `providers/list` (request)."""
+        """Unstable. `providers/list` (request).
+
+        **UNSTABLE**
+
+        This capability is not part of the spec yet, and may be removed or changed at any point.
+
+        Lists providers that can be configured by the client.
+        """
         _not_implemented("providers/list")
 
     async def providers_set(self, params: m.SetProviderRequest) -> m.SetProviderResponse:
-        """Unstable. `providers/set` (request)."""
+        """Unstable. `providers/set` (request).
+
+        **UNSTABLE**
+
+        This capability is not part of the spec yet, and may be removed or changed at any point.
+
+        Replaces the configuration for a provider.
+        """
         _not_implemented("providers/set")
 
     async def session_archive(self, params: m.ArchiveSessionRequest) -> m.ArchiveSessionResponse:
-        """Unstable. `session/archive` (request)."""
+        """Unstable. `session/archive` (request).
+
+        **UNSTABLE**
+
+        This capability is not part of the spec yet, and may be removed or changed at any point.
+
+        Archives a session, hiding it from default `session/list` results.
+
+        This method is only available if the agent advertises the `sessionCapabilities.archive` capability.
+        """
         _not_implemented("session/archive")
 
     async def session_cancel(self, params: m.CancelNotification) -> None:
-        """`session/cancel` (notification)."""
+        """`session/cancel` (notification).
+
+        Cancels ongoing operations for a session.
+
+        This is a notification sent by the client to cancel an ongoing prompt turn.
+
+        Upon receiving this notification, the Agent SHOULD:
+        - Stop all language model requests as soon as possible
+        - Abort all tool call invocations in progress
+        - Send any pending `session/update` notifications
+        - Respond to the original `session/prompt` request with the `cancelled` stop reason
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)
+        """
         _not_implemented("session/cancel")
 
     async def session_close(self, params: m.CloseSessionRequest) -> m.CloseSessionResponse:
-        """`session/close` (request)."""
+        """`session/close` (request).
+
+        Closes an active session and frees up any resources associated with it.
+
+        This method is only available if the agent advertises the `sessionCapabilities.close` capability.
+
+        The agent must cancel any ongoing work (as if `session/cancel` was called)
+        and then free up any resources associated with the session.
+        """
         _not_implemented("session/close")
 
     async def session_delete(self, params: m.DeleteSessionRequest) -> m.DeleteSessionResponse:
-        """`session/delete` (request)."""
+        """`session/delete` (request).
+
+        Deletes an existing session from `session/list`.
+
+        This method is only available if the agent advertises the `sessionCapabilities.delete` capability.
+        """
         _not_implemented("session/delete")
 
     async def session_fork(self, params: m.ForkSessionRequest) -> m.ForkSessionResponse:
-        """Unstable. `session/fork` (request)."""
+        """Unstable. `session/fork` (request).
+
+        **UNSTABLE**
+
+        This capability is not part of the spec yet, and may be removed or changed at any point.
+
+        Forks an existing session to create a new independent session.
+
+        This method is only available if the agent advertises the `session.fork` capability.
+
+        The agent should create a new session with the same conversation context as the
+        original, allowing operations like generating summaries without affecting the
+        original session's history.
+
+        As with `session/new`, the forked session is active once the agent responds,
+        set up with the request's `cwd`, `additionalDirectories`, and `mcpServers`.
+        The client can prompt it without calling `session/load` or `session/resume` first.
+        """
         _not_implemented("session/fork")
 
     async def session_list(self, params: m.ListSessionsRequest) -> m.ListSessionsResponse:
-        """`session/list` (request)."""
+        """`session/list` (request).
+
+        Lists existing sessions known to the agent.
+
+        This method is only available if the agent advertises the `sessionCapabilities.list` capability.
+
+        The agent should return metadata about sessions with optional filtering and pagination support.
+        """
         _not_implemented("session/list")
 
     async def session_load(self, params: m.LoadSessionRequest) -> m.LoadSessionResponse:
-        """`session/load` (request)."""
+        """`session/load` (request).
+
+        Loads an existing session to resume a previous conversation.
+
+        This method is only available if the agent advertises the `loadSession` capability.
+
+        The agent should:
+        - Restore the session context and conversation history
+        - Connect to the specified MCP servers
+        - Stream the entire conversation history back to the client via notifications
+
+        See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)
+        """
         _not_implemented("session/load")
 
     async def session_new(self, params: m.NewSessionRequest) -> m.NewSessionResponse:
-        """`session/new` (request)."""
+        """`session/new` (request).
+
+        Creates a new conversation session with the agent.
+
+        Sessions represent independent conversation contexts with their own history and state.
+
+        The agent should:
+        - Create a new session context
+        - Connect to any specified MCP servers
+        - Return a unique session ID for future requests
+
+        May return an `auth_required` (`-32000`) error if the agent requires authentication.
+
+        See protocol docs: [Session Setup](https://agentclientprotocol.com/protocol/v1/draft/session-setup)
+        """
         _not_implemented("session/new")
 
     async def session_prompt(self, params: m.PromptRequest) -> m.PromptResponse:
-        """`session/prompt` (request)."""
+        """`session/prompt` (request).
+
+        Processes a user prompt within a session.
+
+        This method handles the whole lifecycle of a prompt:
+        - Receives user messages with optional context (files, images, etc.)
+        - Processes the prompt using language models
+        - Reports language model content and tool calls to the Clients
+        - Requests permission to run tools
+        - Executes any requested tool calls
+        - Returns when the turn is complete with a stop reason
+
+        See protocol docs: [Prompt Turn](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn)
+        """
         _not_implemented("session/prompt")
 
     async def session_resume(self, params: m.ResumeSessionRequest) -> m.ResumeSessionResponse:
-        """`session/resume` (request)."""
+        """`session/resume` (request).
+
+        Resumes an existing session without returning previous messages.
+
+        This method is only available if the agent advertises the `sessionCapabilities.resume` capability.
+
+        The agent should resume the session context, allowing the conversation to continue
+        without replaying the message history (unlike `session/load`).
+        """
         _not_implemented("session/resume")
 
     async def session_set_config_option(
         self, params: m.SetSessionConfigOptionRequest
     ) -> m.SetSessionConfigOptionResponse:
-        """`session/set_config_option` (request)."""
+        """`session/set_config_option` (request).
+
+        Sets the current value for a session configuration option.
+        """
         _not_implemented("session/set_config_option")
 
     async def session_set_mode(self, params: m.SetSessionModeRequest) -> m.SetSessionModeResponse:
-        """`session/set_mode` (request)."""
+        """`session/set_mode` (request).
+
+        Sets the current mode for a session.
+
+        Allows switching between different agent modes (e.g., "ask", "architect", "code")
+        that affect system prompts, tool availability, and permission behaviors.
+
+        The mode must be one of the modes advertised in `availableModes` during session
+        creation or loading. Agents may also change modes autonomously and notify the
+        client via `current_mode_update` notifications.
+
+        This method can be called at any time during a session, whether the Agent is
+        idle or actively generating a response.
+
+        See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
+        """
         _not_implemented("session/set_mode")
 
     async def session_set_title(
         self, params: m.SetSessionTitleRequest
     ) -> m.SetSessionTitleResponse:
-        """Unstable. `session/set_title` (request)."""
+        """Unstable. `session/set_title` (request).
+
+        **UNSTABLE**
+
+        This capability is not part of the spec yet, and may be removed or changed at any point.
+
+        Sets the title of a session.
+
+        This method is only available if the agent advertises the `sessionCapabilities.title` capability.
+
+        The session does not need to be active on the connection. The agent stores the
+        title and returns the stored title, which may be normalized.
+        """
         _not_implemented("session/set_title")
 
     async def session_status(self, params: m.SessionStatusRequest) -> m.SessionStatusResponse:
-        """Unstable. `session/status` (request)."""
+        """Unstable. `session/status` (request).
+
+        **UNSTABLE**
+
+        This capability is not part of the spec yet, and may be removed or changed at any point.
+
+        Checks whether the Agent has a session in memory, without changing it.
+
+        This method is only available if the agent advertises the `sessionCapabilities.status` capability.
+        """
         _not_implemented("session/status")
 
     async def session_unarchive(
         self, params: m.UnarchiveSessionRequest
     ) -> m.UnarchiveSessionResponse:
-        """Unstable. `session/unarchive` (request)."""
+        """Unstable. `session/unarchive` (request).
+
+        **UNSTABLE**
+
+        This capability is not part of the spec yet, and may be removed or changed at any point.
+
+        Unarchives a session, returning it to default `session/list` results.
+
+        This method is only available if the agent advertises the `sessionCapabilities.archive` capability.
+        """
         _not_implemented("session/unarchive")
 
 
@@ -137,59 +359,183 @@ class Client:
     """
 
     async def auth_status_update(self, params: m.AuthStatusUpdateNotification) -> None:
-        """Unstable. `auth/status_update` (notification)."""
+        """Unstable. `auth/status_update` (notification).
+
+        **UNSTABLE**
+
+        This capability is not part of the spec yet, and may be removed or changed at any point.
+
+        Notification that the agent's authentication state changed.
+
+        Only sent by agents that advertise the `auth.status` capability.
+        """
         _not_implemented("auth/status_update")
 
     async def elicitation_complete(self, params: m.CompleteElicitationNotification) -> None:
-        """`elicitation/complete` (notification)."""
+        """`elicitation/complete` (notification).
+
+        Notification that a URL-based elicitation has completed.
+
+        See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v1/draft/elicitation#url-completion)
+        """
         _not_implemented("elicitation/complete")
 
     async def elicitation_create(
         self, params: m.CreateElicitationRequest
     ) -> m.CreateElicitationResponse:
-        """`elicitation/create` (request)."""
+        """`elicitation/create` (request).
+
+        Requests structured user input via a form or URL.
+
+        See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v1/draft/elicitation)
+        """
         _not_implemented("elicitation/create")
 
     async def fs_read_text_file(self, params: m.ReadTextFileRequest) -> m.ReadTextFileResponse:
-        """`fs/read_text_file` (request)."""
+        """`fs/read_text_file` (request).
+
+        Reads content from a text file in the client's file system.
+
+        Only available if the client advertises the `fs.readTextFile` capability.
+        Allows the agent to access file contents within the client's environment.
+
+        See protocol docs: [Client](https://agentclientprotocol.com/protocol/v1/draft/overview#client)
+        """
         _not_implemented("fs/read_text_file")
 
     async def fs_write_text_file(self, params: m.WriteTextFileRequest) -> m.WriteTextFileResponse:
-        """`fs/write_text_file` (request)."""
+        """`fs/write_text_file` (request).
+
+        Writes content to a text file in the client's file system.
+
+        Only available if the client advertises the `fs.writeTextFile` capability.
+        Allows the agent to create or modify files within the client's environment.
+
+        See protocol docs: [Client](https://agentclientprotocol.com/protocol/v1/draft/overview#client)
+        """
         _not_implemented("fs/write_text_file")
 
     async def mcp_message(self, params: m.MessageMcpRequest) -> m.MessageMcpResponse:
-        """Unstable. `mcp/message` (request)."""
+        """Unstable. `mcp/message` (request).
+
+        **UNSTABLE**
+
+        This capability is not part of the spec yet, and may be removed or changed at any point.
+
+        Exchanges an MCP-over-ACP message.
+        """
         _not_implemented("mcp/message")
 
     async def session_request_permission(
         self, params: m.RequestPermissionRequest
     ) -> m.RequestPermissionResponse:
-        """`session/request_permission` (request)."""
+        """`session/request_permission` (request).
+
+        Requests permission from the user for a tool call operation.
+
+        Called by the agent when it needs user authorization before executing
+        a potentially sensitive operation. The client should present the options
+        to the user and return their decision.
+
+        If the client cancels the prompt turn via `session/cancel`, it MUST
+        respond to this request with the `cancelled` outcome.
+
+        See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#requesting-permission)
+        """
         _not_implemented("session/request_permission")
 
     async def session_update(self, params: m.SessionNotification) -> None:
-        """`session/update` (notification)."""
+        """`session/update` (notification).
+
+        Handles session update notifications from the agent.
+
+        This is a notification endpoint (no response expected) that receives
+        real-time updates about session progress, including message chunks,
+        tool calls, and execution plans.
+
+        Note: Clients SHOULD continue accepting tool call updates even after
+        sending a `session/cancel` notification, as the agent may send final
+        updates before responding with the cancelled stop reason.
+
+        See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
+        """
         _not_implemented("session/update")
 
     async def terminal_create(self, params: m.CreateTerminalRequest) -> m.CreateTerminalResponse:
-        """`terminal/create` (request)."""
+        """`terminal/create` (request).
+
+        Executes a command in a new terminal
+
+        Only available if the `terminal` Client capability is set to `true`.
+
+        Returns a `TerminalId` that can be used with other terminal methods
+        to get the current output, wait for exit, and kill the command.
+
+        The `TerminalId` can also be used to embed the terminal in a tool call
+        by using `terminal` tool call content.
+
+        The Agent is responsible for releasing the terminal by using the `terminal/release`
+        method.
+
+        See protocol docs: [Terminals](https://agentclientprotocol.com/protocol/v1/draft/terminals)
+        """
         _not_implemented("terminal/create")
 
     async def terminal_kill(self, params: m.KillTerminalRequest) -> m.KillTerminalResponse:
-        """`terminal/kill` (request)."""
+        """`terminal/kill` (request).
+
+        Kills the terminal command without releasing the terminal
+
+        While `terminal/release` will also kill the command, this method will keep
+        the `TerminalId` valid so it can be used with other methods.
+
+        This method can be helpful when implementing command timeouts which terminate
+        the command as soon as elapsed, and then get the final output so it can be sent
+        to the model.
+
+        Note: Call `terminal/release` when `TerminalId` is no longer needed.
+
+        See protocol docs: [Terminals](https://agentclientprotocol.com/protocol/v1/draft/terminals)
+        """
         _not_implemented("terminal/kill")
 
     async def terminal_output(self, params: m.TerminalOutputRequest) -> m.TerminalOutputResponse:
-        """`terminal/output` (request)."""
+        """`terminal/output` (request).
+
+        Gets the terminal output and exit status
+
+        Returns the current content in the terminal without waiting for the command to exit.
+        If the command has already exited, the exit status is included.
+
+        See protocol docs: [Terminals](https://agentclientprotocol.com/protocol/v1/draft/terminals)
+        """
         _not_implemented("terminal/output")
 
     async def terminal_release(self, params: m.ReleaseTerminalRequest) -> m.ReleaseTerminalResponse:
-        """`terminal/release` (request)."""
+        """`terminal/release` (request).
+
+        Releases a terminal
+
+        The command is killed if it hasn't exited yet. Use `terminal/wait_for_exit`
+        to wait for the command to exit before releasing the terminal.
+
+        After release, the `TerminalId` can no longer be used with other `terminal/*` methods,
+        but tool calls that already contain it, continue to display its output.
+
+        The `terminal/kill` method can be used to terminate the command without releasing
+        the terminal, allowing the Agent to call `terminal/output` and other methods.
+
+        See protocol docs: [Terminals](https://agentclientprotocol.com/protocol/v1/draft/terminals)
+        """
         _not_implemented("terminal/release")
 
     async def terminal_wait_for_exit(
         self, params: m.WaitForTerminalExitRequest
     ) -> m.WaitForTerminalExitResponse:
-        """`terminal/wait_for_exit` (request)."""
+        """`terminal/wait_for_exit` (request).
+
+        Waits for the terminal command to exit and return its exit status
+
+        See protocol docs: [Terminals](https://agentclientprotocol.com/protocol/v1/draft/terminals)
+        """
         _not_implemented("terminal/wait_for_exit")

@@ -75,7 +75,7 @@ class EditorClient(TerminalHost, Client):
 
     async def session_update(self, params: m.SessionNotification) -> None:
         self.updates[params.session_id].append(params.update)
-        self.events.append((params.update.session_update, params.session_id, params.update))
+        self.events.append((str(params.update.session_update), params.session_id, params.update))
         self._poke()
 
     async def session_request_permission(

@@ -32,7 +32,7 @@ async def test_sixteen_sessions_at_once(tmp_path: Path) -> None:
             folder.mkdir()
             folders.append(folder)
         sids = [await r.new(folder) for folder in folders]
-        stops: dict[int, str] = {}
+        stops: dict[int, m.StopReason] = {}
 
         async def run(n: int) -> None:
             stops[n] = (await r.prompt(sids[n], f"hello from {marker(n)}")).stop_reason

@@ -6,6 +6,7 @@ import anyio
 import pytest
 
 from acp_v1 import models as m
+from acp_v1.interfaces import Agent
 from acp_v1.peers import ClientPeer
 from acpwire.link import AgentConnection, ClientConnection
 from acpwire.rpc import RpcError, memory_pair
@@ -14,7 +15,7 @@ from tests.endpoint.test_link import EchoAgent, RecordingClient
 pytestmark = pytest.mark.anyio
 
 
-class InitializeOnly:
+class InitializeOnly(Agent):
     def __init__(self, client: ClientPeer) -> None:
         self.client = client
 

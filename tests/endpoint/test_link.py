@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from acp_v1 import models as m
-from acp_v1.interfaces import Agent
+from acp_v1.interfaces import Agent, Client
 from acp_v1.peers import AgentPeer, ClientPeer
 from acpwire.link import AgentConnection, ClientConnection
 from acpwire.rpc import RpcError, memory_pair
@@ -17,7 +17,7 @@ from acpwire.rpc import RpcError, memory_pair
 pytestmark = pytest.mark.anyio
 
 
-class EchoAgent:
+class EchoAgent(Agent):
     """Implements a few agent methods; streams one update per prompt."""
 
     def __init__(self, client: ClientPeer) -> None:
@@ -56,7 +56,7 @@ class InheritsStubs(Agent):
         return m.InitializeResponse(protocol_version=1)
 
 
-class RecordingClient:
+class RecordingClient(Client):
     def __init__(self, agent: AgentPeer) -> None:
         self.agent = agent
         self.updates: list[m.SessionNotification] = []

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from acp_v1 import models as m
+from acp_v1 import Unknown, models as m
 
 SESSION = "sess_lenient"
 UPDATE = TypeAdapter(m.SessionUpdate)
@@ -28,10 +28,10 @@ def _tool_call(**fields: Any) -> dict[str, Any]:
     return {"sessionUpdate": "tool_call", "toolCallId": "call_1", "title": "Run tests", **fields}
 
 
-def test_unknown_tool_kind_is_kept_as_a_string() -> None:
+def test_unknown_tool_kind_is_kept_as_an_unknown() -> None:
     update = _note(_tool_call(kind="teleport")).update
     assert isinstance(update, m.SessionUpdateToolCall)
-    assert update.kind == "teleport"
+    assert update.kind == Unknown("teleport")
     assert update.model_dump(by_alias=True, exclude_none=True)["kind"] == "teleport"
 
 
@@ -154,7 +154,7 @@ def test_unknown_session_update_is_kept_as_other() -> None:
     note = _note(UNKNOWN_UPDATE)
     update = note.update
     assert type(update) is m.SessionUpdateOther
-    assert update.session_update == "rocket_launch"
+    assert update.session_update == Unknown("rocket_launch")
     assert update.model_extra == {k: v for k, v in UNKNOWN_UPDATE.items() if k != "sessionUpdate"}
 
 

@@ -1,7 +1,8 @@
-"""The bindings under ``mypy --strict``: a downstream agent type-checks, and wrong
-handler signatures or field types are caught at the marked lines.
+"""The bindings under ``mypy --strict``: a downstream agent and a client narrowing
+updates type-check, and wrong handler signatures, field types, open-enum typos and
+handlers of the wrong role are caught at the marked lines.
 
-One mypy run covers all three files (mypy is the slow part); each test reads its share.
+One mypy run covers all the files (mypy is the slow part); each test reads its share.
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ from tests.generated.schema_facts import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures"
 DOWNSTREAM = FIXTURES / "downstream_agent.py"
-BAD = {name: FIXTURES / "mypy_bad" / name for name in ("bad_handler.py", "bad_model.py")}
+GOOD = {path.name: path for path in (DOWNSTREAM, FIXTURES / "typed_client.py")}
+BAD = {
+    name: FIXTURES / "mypy_bad" / name
+    for name in ("bad_handler.py", "bad_model.py", "bad_open_enum.py", "bad_role.py")
+}
 
 ERROR = re.compile(
     r"^(?P<path>[^:\n]+):(?P<line>\d+): error: (?P<message>.*?)  \[(?P<code>[a-z-]+)\]$"
@@ -38,7 +43,7 @@ class MypyRun:
 @pytest.fixture(scope="module")
 def mypy_run(tmp_path_factory: pytest.TempPathFactory) -> MypyRun:
     cache = tmp_path_factory.mktemp("mypy-cache")
-    files = [DOWNSTREAM, *BAD.values()]
+    files = [*GOOD.values(), *BAD.values()]
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--config-file", "pyproject.toml",
          "--cache-dir", str(cache), "--no-pretty", "--no-color-output",
@@ -71,9 +76,10 @@ def _expected(path: Path) -> set[tuple[int, str]]:
     return marks
 
 
-def test_downstream_agent_passes_mypy_strict(mypy_run: MypyRun) -> None:
-    errors = mypy_run.errors.get(DOWNSTREAM.resolve(), [])
-    assert errors == [], "\n".join(f"{DOWNSTREAM.name}:{n}: [{c}] {msg}" for n, c, msg in errors)
+@pytest.mark.parametrize("name", sorted(GOOD))
+def test_good_fixture_passes_mypy_strict(mypy_run: MypyRun, name: str) -> None:
+    errors = mypy_run.errors.get(GOOD[name].resolve(), [])
+    assert errors == [], "\n".join(f"{name}:{n}: [{c}] {msg}" for n, c, msg in errors)
 
 
 @pytest.mark.parametrize("name", sorted(BAD))

@@ -8,7 +8,7 @@ import typing
 
 import pytest
 
-from acp_v1 import models as m
+from acp_v1 import Unknown, models as m
 from acp_v1._base import AcpModel
 from tests.generated.schema_facts import GENERATED_DIR, enum_values, pascal, union_tags
 
@@ -110,10 +110,10 @@ def test_mcp_server_variants_are_named_after_the_union() -> None:
     "enum",
     ["ToolKind", "ToolCallStatus", "StopReason", "PlanEntryPriority", "PermissionOptionKind"],
 )
-def test_open_enums_are_known_literal_or_str(enum: str) -> None:
+def test_open_enums_are_known_literal_or_unknown(enum: str) -> None:
     known, base = typing.get_args(getattr(m, enum).__value__)
     assert known is getattr(m, "Known" + enum)
-    assert base is str
+    assert base is Unknown
     values = enum_values(enum)
     assert values
     assert list(typing.get_args(known.__value__)) == values

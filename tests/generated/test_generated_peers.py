@@ -10,8 +10,8 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
-from acp_v1 import models as m
-from acp_v1.peers import AgentPeer, ClientPeer
+from acp_v1 import Unknown, models as m
+from acp_v1.peers import AgentPeer, ClientPeer, InvalidResult
 from tests.fixtures.downstream_agent import ALLOW, REJECT, build_agent
 from tests.generated.outbound import RecordingOutbound, Sent
 
@@ -94,12 +94,42 @@ async def test_client_peer_session_update_is_a_notification() -> None:
     }
 
 
-async def test_invalid_raw_result_raises_validation_error() -> None:
+async def test_invalid_raw_result_raises_invalid_result_naming_method_and_field() -> None:
     out = RecordingOutbound({"fs/read_text_file": {"text": "wrong field"}})
-    with anyio.fail_after(5), pytest.raises(ValidationError):
+    with anyio.fail_after(5), pytest.raises(InvalidResult) as caught:
         await ClientPeer(out).fs_read_text_file(
             m.ReadTextFileRequest(session_id=SESSION, path="/x")
         )
+    assert not isinstance(caught.value, ValidationError)
+    assert caught.value.method == "fs/read_text_file"
+    assert caught.value.field == "content"
+    assert str(caught.value).startswith("fs/read_text_file: the peer's result is invalid: content:")
+
+
+async def test_unknown_values_in_a_result_are_kept() -> None:
+    out = RecordingOutbound({"session/prompt": {"stopReason": "paused_by_vendor"}})
+    result = await AgentPeer(out).session_prompt(
+        m.PromptRequest(session_id=SESSION, prompt=[m.ContentBlockText(text="hi")])
+    )
+    assert result.stop_reason == Unknown("paused_by_vendor")
+
+
+async def test_extension_requests_are_sent_by_wire_name_and_typed() -> None:
+    out = RecordingOutbound({"_vendor.example/status": {"stopReason": "end_turn"}})
+    peer = ClientPeer(out)
+    typed = await peer.ext_request("_vendor.example/status", {"q": 1}, result_type=m.PromptResponse)
+    assert typed == m.PromptResponse(stop_reason="end_turn")
+    raw = await peer.ext_request("_vendor.example/status")
+    assert raw == {"stopReason": "end_turn"}
+    await AgentPeer(out).ext_notify("_vendor.example/ping", {"n": 2})
+    assert out.sent[-1] == Sent("notification", "_vendor.example/ping", {"n": 2})
+    assert out.methods() == ["_vendor.example/status"] * 2 + ["_vendor.example/ping"]
+    with pytest.raises(ValueError, match="start with '_'"):
+        await peer.ext_notify("vendor/ping")
+    out2 = RecordingOutbound({"_x/y": {"stopReason": 5}})
+    with pytest.raises(InvalidResult) as caught:
+        await AgentPeer(out2).ext_request("_x/y", result_type=m.PromptResponse)
+    assert (caught.value.method, caught.value.field) == ("_x/y", "stopReason")
 
 
 async def test_agent_peer_prompt_and_cancel() -> None:

@@ -15,7 +15,7 @@ from typing import Final, Literal, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
-from acp_v1 import models as m
+from acp_v1 import DECODE, models as m
 from acpwire.agent.seam import ApprovalAnswer
 
 __all__ = [
@@ -68,7 +68,9 @@ TIMED_OUT: Final = _TimedOut()
 """Pass to :func:`interpret_outcome` when no answer arrived in time."""
 
 
-def _option(option_id: OptionId, name: str, kind: str) -> m.PermissionOption:
+def _option(
+    option_id: OptionId, name: str, kind: m.KnownPermissionOptionKind
+) -> m.PermissionOption:
     return m.PermissionOption(option_id=option_id, name=name, kind=kind)
 
 
@@ -139,8 +141,9 @@ def _parse(outcome: object) -> object:
     if isinstance(outcome, Mapping):
         try:
             if isinstance(outcome.get("outcome"), Mapping):
-                return m.RequestPermissionResponse.model_validate(outcome).outcome
-            return _outcome_adapter().validate_python(outcome)
+                response = m.RequestPermissionResponse.model_validate(outcome, context=DECODE)
+                return response.outcome
+            return _outcome_adapter().validate_python(outcome, context=DECODE)
         except ValidationError as exc:
             _log.warning("malformed permission answer %r: %s", outcome, exc)
             return None

@@ -82,8 +82,13 @@ def invalid_request(detail: str) -> RpcError:
     return RpcError(INVALID_REQUEST, f"Invalid request: {detail}")
 
 
-def method_not_found(method: str) -> RpcError:
-    return RpcError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
+def method_not_found(method: str, reason: str | None = None) -> RpcError:
+    """-32601 for ``method``; ``reason`` (why a method that exists is not served) goes
+    into the log and the error's ``data``."""
+    data: dict[str, object] = {"method": method}
+    if reason is not None:
+        data["reason"] = reason
+    return RpcError(METHOD_NOT_FOUND, f"Method not found: {method}", data)
 
 
 def invalid_params(message: str, data: object | None = None) -> RpcError:

@@ -56,7 +56,8 @@ def request_failure(name: str, method: str, exc: Exception, benign: frozenset[st
     elif isinstance(exc, RpcError):
         if error.code == METHOD_NOT_FOUND:
             level = logging.DEBUG if method in benign else logging.INFO
-            logger.log(level, "%s: unknown method %r", name, method)
+            reason = error.data.get("reason") if isinstance(error.data, dict) else None
+            logger.log(level, "%s: %s %r", name, reason or "unknown method", method)
         elif error.code == REQUEST_CANCELLED:
             logger.debug("%s: request %s cancelled by its handler", name, method)
         else:

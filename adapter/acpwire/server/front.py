@@ -22,6 +22,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskStatus
 
 from acp_v1 import models as m
+from acp_v1.interfaces import Agent
 from acp_v1.peers import ClientPeer
 from acpwire.agent.factory import AgentFactory
 from acpwire.endpoint import after_answer
@@ -63,7 +64,7 @@ class Station:
         return DEFAULT_MCP_TRANSPORTS["http"], DEFAULT_MCP_TRANSPORTS["sse"]
 
 
-class FrontDesk:
+class FrontDesk(Agent):
     """The agent handler until the backend is up: it implements ``initialize`` only."""
 
     def __init__(self, client: ClientPeer, station: Station) -> None:

@@ -47,7 +47,7 @@ def mode_state(state: SessionState) -> m.SessionModeState:
 def _select(
     config_id: str,
     name: str,
-    category: str,
+    category: m.KnownSessionConfigOptionCategory,
     current: str,
     choices: list[tuple[str, str]],
     description: str,

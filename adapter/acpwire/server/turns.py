@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
@@ -70,7 +70,14 @@ async def _last_worker_gone(state: SessionState, epoch: int | None) -> bool:
     return epoch is None or state.cancel_epoch == epoch
 
 
-STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
+STOP_REASONS: Final[dict[str, m.KnownStopReason]] = {
+    "end_turn": "end_turn",
+    "max_tokens": "max_tokens",
+    "max_turn_requests": "max_turn_requests",
+    "refusal": "refusal",
+    "cancelled": "cancelled",
+}
+"""The agent's stop reasons that ACP defines (any other ends the turn as ``end_turn``)."""
 
 
 class TurnRunner:
@@ -203,7 +210,8 @@ class TurnRunner:
     async def run_turns(self, state: SessionState, first: QueuedPrompt | None) -> m.PromptResponse:
         """Run ``first`` (the request's own prompt), then the queue while turns end
         normally; a queued prompt is echoed as a user message before its turn."""
-        stop, usage = "end_turn", None
+        stop: m.KnownStopReason = "end_turn"
+        usage: m.Usage | None = None
         try:
             if first is not None:
                 stop, usage = await self._run_one(state, first)
@@ -226,7 +234,7 @@ class TurnRunner:
 
     async def _run_one(
         self, state: SessionState, prompt: QueuedPrompt
-    ) -> tuple[str, m.Usage | None]:
+    ) -> tuple[m.KnownStopReason, m.Usage | None]:
         epoch = state.cancel_epoch
         async with state.turn_lock:
             if not await _last_worker_gone(state, epoch):
@@ -244,7 +252,9 @@ class TurnRunner:
             async with _busy(state):
                 yield
 
-    async def _turn(self, state: SessionState, prompt: QueuedPrompt) -> tuple[str, m.Usage | None]:
+    async def _turn(
+        self, state: SessionState, prompt: QueuedPrompt
+    ) -> tuple[m.KnownStopReason, m.Usage | None]:
         backend = self.backend
         state.current_prompt = prompt
         done = state.turn_done = anyio.Event()
@@ -305,7 +315,7 @@ class TurnRunner:
 
     async def _finish(
         self, state: SessionState, prompt: QueuedPrompt, result: TurnResult | None, before: str
-    ) -> tuple[str, m.Usage | None]:
+    ) -> tuple[m.KnownStopReason, m.Usage | None]:
         backend = self.backend
         cancelled = state.cancel_requested or result is None or result.stop == "cancelled"
         if result is not None:
@@ -327,7 +337,7 @@ class TurnRunner:
         if cancelled:
             return "cancelled", None
         assert result is not None
-        stop = result.stop if result.stop in STOP_REASONS else "end_turn"
+        stop = STOP_REASONS.get(result.stop, "end_turn")
         u = result.usage
         if not u.total_tokens:  # the model reported nothing: no made-up zeros
             return stop, None

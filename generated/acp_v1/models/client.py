@@ -11,12 +11,17 @@ from typing_extensions import TypeAliasType
 
 from acp_v1._base import AcpModel
 from acp_v1._lenient import lenient_error_none, lenient_null_empty_list
+from acp_v1._open import Unknown
 
 from .prompt import TerminalId, ToolCallUpdate
 from .session import EnvVariable, SessionId
 
 
 class KillTerminalResponse(AcpModel):
+    """
+    Response to `terminal/kill` method
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -42,7 +47,7 @@ Unique identifier for a permission option.
 """
 
 
-PermissionOptionKind = TypeAliasType("PermissionOptionKind", KnownPermissionOptionKind | str)
+PermissionOptionKind = TypeAliasType("PermissionOptionKind", KnownPermissionOptionKind | Unknown)
 """
 The type of permission option being presented to the user.
 
@@ -50,11 +55,15 @@ Helps clients choose appropriate icons and UI treatment.
 
 `allow_once`: Allow this operation only this time.; `allow_always`: Allow this operation and remember the choice.; `reject_once`: Reject this operation only this time.; `reject_always`: Reject this operation and remember the choice.
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
 class ReadTextFileResponse(AcpModel):
+    """
+    Response containing the contents of a text file.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -70,6 +79,10 @@ class ReadTextFileResponse(AcpModel):
 
 
 class ReleaseTerminalResponse(AcpModel):
+    """
+    Response to terminal/release method
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -81,10 +94,24 @@ class ReleaseTerminalResponse(AcpModel):
 
 
 class RequestPermissionOutcomeCancelled(AcpModel):
+    """
+    The prompt turn was cancelled before the user responded.
+
+    When a client sends a `session/cancel` notification to cancel an ongoing
+    prompt turn, it MUST respond to all pending `session/request_permission`
+    requests with this `cancelled` outcome.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)
+    """
+
     outcome: Literal["cancelled"] = "cancelled"
 
 
 class SelectedPermissionOutcome(AcpModel):
+    """
+    The user selected one of the provided options.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -100,6 +127,10 @@ class SelectedPermissionOutcome(AcpModel):
 
 
 class TerminalExitStatus(AcpModel):
+    """
+    Exit status of a terminal command.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -119,6 +150,10 @@ class TerminalExitStatus(AcpModel):
 
 
 class TerminalOutputResponse(AcpModel):
+    """
+    Response containing the terminal output and exit status.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -144,6 +179,10 @@ class TerminalOutputResponse(AcpModel):
 
 
 class WaitForTerminalExitResponse(AcpModel):
+    """
+    Response containing the exit status of a terminal command.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -163,6 +202,10 @@ class WaitForTerminalExitResponse(AcpModel):
 
 
 class WriteTextFileResponse(AcpModel):
+    """
+    Response to `fs/write_text_file`
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -174,6 +217,10 @@ class WriteTextFileResponse(AcpModel):
 
 
 class CreateTerminalRequest(AcpModel):
+    """
+    Request to create a new terminal and execute a command.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -216,6 +263,10 @@ class CreateTerminalRequest(AcpModel):
 
 
 class CreateTerminalResponse(AcpModel):
+    """
+    Response containing the ID of the created terminal.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -231,6 +282,10 @@ class CreateTerminalResponse(AcpModel):
 
 
 class KillTerminalRequest(AcpModel):
+    """
+    Request to kill a terminal without releasing it.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -250,6 +305,10 @@ class KillTerminalRequest(AcpModel):
 
 
 class PermissionOption(AcpModel):
+    """
+    An option presented to the user when requesting permission.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -273,6 +332,12 @@ class PermissionOption(AcpModel):
 
 
 class ReadTextFileRequest(AcpModel):
+    """
+    Request to read content from a text file.
+
+    Only available if the client supports the `fs.readTextFile` capability.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -300,6 +365,10 @@ class ReadTextFileRequest(AcpModel):
 
 
 class ReleaseTerminalRequest(AcpModel):
+    """
+    Request to release a terminal and free its resources.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -319,10 +388,18 @@ class ReleaseTerminalRequest(AcpModel):
 
 
 class RequestPermissionOutcomeSelected(SelectedPermissionOutcome):
+    """
+    The user selected one of the provided options.
+    """
+
     outcome: Literal["selected"] = "selected"
 
 
 class TerminalOutputRequest(AcpModel):
+    """
+    Request to get the current output and status of a terminal.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -342,6 +419,10 @@ class TerminalOutputRequest(AcpModel):
 
 
 class WaitForTerminalExitRequest(AcpModel):
+    """
+    Request to wait for a terminal command to exit.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -361,6 +442,12 @@ class WaitForTerminalExitRequest(AcpModel):
 
 
 class WriteTextFileRequest(AcpModel):
+    """
+    Request to write content to a text file.
+
+    Only available if the client supports the `fs.writeTextFile` capability.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -396,6 +483,10 @@ The outcome of a permission request.
 
 
 class RequestPermissionResponse(AcpModel):
+    """
+    Response to a permission request.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -411,6 +502,14 @@ class RequestPermissionResponse(AcpModel):
 
 
 class RequestPermissionRequest(AcpModel):
+    """
+    Request for user permission to execute a tool call.
+
+    Sent when the agent needs authorization before performing a sensitive operation.
+
+    See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#requesting-permission)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional

@@ -20,6 +20,14 @@ from acp_v1._lenient import (
 
 
 class AuthCapabilities(AcpModel):
+    """
+    Authentication capabilities supported by the client.
+
+    Advertised during initialization to inform the agent which authentication
+    method types the client can handle. This governs opt-in types that require
+    additional client-side support.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -45,6 +53,16 @@ Typed identifier used for auth method values on the wire.
 
 
 class AuthMethodTerminal(AcpModel):
+    """
+    Terminal-based authentication method.
+
+    The client runs the configured agent program as a separate interactive
+    process for the user to authenticate via a TUI. Agents MUST advertise this
+    method only when the client enabled its terminal authentication capability.
+    A zero exit status signals success. Any other termination signals failure.
+    The client MUST NOT pass this method to `authenticate`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -78,6 +96,16 @@ class AuthMethodTerminal(AcpModel):
 
 
 class AuthStatusCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Auth status capabilities supported by the agent.
+
+    Supplying `{}` means the agent supports the `auth/status` method.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -89,6 +117,12 @@ class AuthStatusCapabilities(AcpModel):
 
 
 class BooleanConfigOptionCapabilities(AcpModel):
+    """
+    Capabilities for boolean session configuration options.
+
+    Supplying `{}` means the client supports boolean session configuration options.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -100,10 +134,18 @@ class BooleanConfigOptionCapabilities(AcpModel):
 
 
 class CompactionCapabilities(AcpModel):
-    pass
+    """
+    Client support for ID-addressed context compaction updates.
+    """
 
 
 class ElicitationFormCapabilities(AcpModel):
+    """
+    Form-based elicitation capabilities.
+
+    Supplying `{}` means the client supports form-based elicitation.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -117,6 +159,12 @@ class ElicitationFormCapabilities(AcpModel):
 
 
 class ElicitationUrlCapabilities(AcpModel):
+    """
+    URL-based elicitation capabilities.
+
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -130,6 +178,12 @@ class ElicitationUrlCapabilities(AcpModel):
 
 
 class FileSystemCapabilities(AcpModel):
+    """
+    File system capabilities that a client may support.
+
+    See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/draft/initialization#filesystem)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -153,6 +207,12 @@ class FileSystemCapabilities(AcpModel):
 
 
 class Implementation(AcpModel):
+    """
+    Metadata about the implementation of the client or agent.
+    Describes the name and version of an ACP implementation, with an optional
+    title for UI representation.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -181,6 +241,12 @@ class Implementation(AcpModel):
 
 
 class LogoutCapabilities(AcpModel):
+    """
+    Logout capabilities supported by the agent.
+
+    Supplying `{}` means the agent supports the logout method.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -192,6 +258,10 @@ class LogoutCapabilities(AcpModel):
 
 
 class McpCapabilities(AcpModel):
+    """
+    MCP capabilities supported by the agent
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -219,10 +289,20 @@ class McpCapabilities(AcpModel):
 
 
 class NoticeCapabilities(AcpModel):
-    pass
+    """
+    Client support for presenting live notices to the user.
+    """
 
 
 class PlanCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for receiving `plan_update` and `plan_removed` session updates.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -234,6 +314,21 @@ class PlanCapabilities(AcpModel):
 
 
 class PromptCapabilities(AcpModel):
+    """
+    Prompt capabilities supported by the agent in `session/prompt` requests.
+
+    Baseline agent functionality requires support for `text`
+    and `resource_link` content blocks in prompt requests.
+
+    Other variants must be explicitly opted in to.
+    Capabilities for different types of content in prompt requests.
+
+    Indicates which content types beyond the baseline (text and resource links)
+    the agent can process.
+
+    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#prompt-capabilities)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -271,6 +366,16 @@ Non-breaking changes should be introduced via capabilities.
 
 
 class ProvidersCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Provider configuration capabilities supported by the agent.
+
+    Supplying `{}` means the agent supports provider configuration methods.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -282,6 +387,15 @@ class ProvidersCapabilities(AcpModel):
 
 
 class SessionAdditionalDirectoriesCapabilities(AcpModel):
+    """
+    Capabilities for additional session directories support.
+
+    Supplying `{}` means the agent supports the `additionalDirectories` field on
+    supported session lifecycle requests. Agents that also support
+    `session/list` may return `SessionInfo.additionalDirectories` to report the
+    complete ordered additional-root list associated with a listed session.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -293,6 +407,17 @@ class SessionAdditionalDirectoriesCapabilities(AcpModel):
 
 
 class SessionArchiveCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for `session/archive` and `session/unarchive`.
+
+    Supplying `{}` means the agent supports both methods, the `archived` filter on
+    `session/list`, and `SessionInfo.archived`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -304,6 +429,12 @@ class SessionArchiveCapabilities(AcpModel):
 
 
 class SessionCloseCapabilities(AcpModel):
+    """
+    Capabilities for the `session/close` method.
+
+    Supplying `{}` means the agent supports closing sessions.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -315,6 +446,10 @@ class SessionCloseCapabilities(AcpModel):
 
 
 class SessionConfigOptionsCapabilities(AcpModel):
+    """
+    Session configuration option capabilities supported by the client.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -335,6 +470,12 @@ class SessionConfigOptionsCapabilities(AcpModel):
 
 
 class SessionDeleteCapabilities(AcpModel):
+    """
+    Capabilities for the `session/delete` method.
+
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -346,6 +487,16 @@ class SessionDeleteCapabilities(AcpModel):
 
 
 class SessionForkCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for the `session/fork` method.
+
+    Supplying `{}` means the agent supports forking sessions.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -357,6 +508,12 @@ class SessionForkCapabilities(AcpModel):
 
 
 class SessionListCapabilities(AcpModel):
+    """
+    Capabilities for the `session/list` method.
+
+    Supplying `{}` means the agent supports listing sessions.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -368,6 +525,12 @@ class SessionListCapabilities(AcpModel):
 
 
 class SessionResumeCapabilities(AcpModel):
+    """
+    Capabilities for the `session/resume` method.
+
+    Supplying `{}` means the agent supports resuming sessions.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -379,6 +542,16 @@ class SessionResumeCapabilities(AcpModel):
 
 
 class SessionStatusCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for the `session/status` method.
+
+    Supplying `{}` means the agent supports checking session status.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -390,6 +563,17 @@ class SessionStatusCapabilities(AcpModel):
 
 
 class SessionSystemPromptOverrideCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for the `override` system prompt mode.
+
+    Supplying `{}` means the agent supports replacing its built-in default
+    instructions with the client-provided system prompt.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -401,6 +585,17 @@ class SessionSystemPromptOverrideCapabilities(AcpModel):
 
 
 class SessionTitleCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for Client-set session titles.
+
+    Supplying `{}` means the agent supports `session/set_title`. Agents report titles
+    through `session/list` and `session_info_update` without this capability.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -412,6 +607,19 @@ class SessionTitleCapabilities(AcpModel):
 
 
 class SubagentCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capability marker for exposing reusable child sessions as restricted ACP sessions.
+
+    Supplying `{}` advertises support for child association and state updates,
+    session-directed messages, and restricted-session semantics. The client
+    must advertise this capability before the agent sends subagent updates or
+    session-directed messages.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -421,6 +629,10 @@ class SubagentCapabilities(AcpModel):
 
 
 class AgentAuthCapabilities(AcpModel):
+    """
+    Authentication-related capabilities supported by the agent.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -450,6 +662,12 @@ class AgentAuthCapabilities(AcpModel):
 
 
 class AuthMethodAgent(AcpModel):
+    """
+    Agent handles authentication itself through `authenticate`.
+
+    This is the default authentication method type.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -473,6 +691,10 @@ class AuthMethodAgent(AcpModel):
 
 
 class ClientSessionCapabilities(AcpModel):
+    """
+    Session-related capabilities supported by the client.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -505,6 +727,10 @@ class ClientSessionCapabilities(AcpModel):
 
 
 class ElicitationCapabilities(AcpModel):
+    """
+    Elicitation capabilities supported by the client.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -532,6 +758,17 @@ class ElicitationCapabilities(AcpModel):
 
 
 class SessionSystemPromptModeCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    System prompt delivery modes the agent supports in addition to `append`.
+
+    `append` has no entry because every agent advertising
+    `sessionCapabilities.systemPrompt` supports it.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -560,6 +797,15 @@ When no `type` is present, the method is treated as `agent`.
 
 
 class ClientCapabilities(AcpModel):
+    """
+    Capabilities supported by the client.
+
+    Advertised during initialization to inform the agent about
+    available features and methods.
+
+    See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#client-capabilities)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -625,6 +871,14 @@ class ClientCapabilities(AcpModel):
 
 
 class InitializeRequest(AcpModel):
+    """
+    Request parameters for the initialize method.
+
+    Sent by the client to establish connection and negotiate capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -654,6 +908,17 @@ class InitializeRequest(AcpModel):
 
 
 class SessionSystemPromptCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for client-provided system prompts.
+
+    Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
+    requests in `append` mode.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -671,6 +936,18 @@ class SessionSystemPromptCapabilities(AcpModel):
 
 
 class SessionCapabilities(AcpModel):
+    """
+    Session capabilities supported by the agent.
+
+    As a baseline, all Agents **MUST** support `session/new`, `session/prompt`, `session/cancel`, and `session/update`.
+
+    Optionally, they **MAY** support other session methods and notifications by specifying additional capabilities.
+
+    Note: `session/load` is still handled by the top-level `loadSession` capability. This will be unified in future versions of the protocol.
+
+    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#session-capabilities)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -787,6 +1064,15 @@ class SessionCapabilities(AcpModel):
 
 
 class AgentCapabilities(AcpModel):
+    """
+    Capabilities supported by the agent.
+
+    Advertised during initialization to inform the client about
+    available features and content types.
+
+    See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#agent-capabilities)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -837,6 +1123,14 @@ class AgentCapabilities(AcpModel):
 
 
 class InitializeResponse(AcpModel):
+    """
+    Response to the `initialize` method.
+
+    Contains the negotiated protocol version and agent capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional

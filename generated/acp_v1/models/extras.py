@@ -16,6 +16,7 @@ from acp_v1._lenient import (
     lenient_error_none,
     lenient_error_str_object,
 )
+from acp_v1._open import Unknown
 
 from .connection import InitializeRequest, InitializeResponse
 from .prompt import ErrorStopReason, ToolCallId, Usage
@@ -23,6 +24,10 @@ from .session import McpServerAcpId, RequestId, SessionId
 
 
 class BooleanPropertySchema(AcpModel):
+    """
+    Schema for boolean properties in an elicitation form.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -54,6 +59,10 @@ class BooleanPropertySchema(AcpModel):
 
 
 class CreateElicitationResponseCancel(AcpModel):
+    """
+    The elicitation was cancelled.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -68,6 +77,10 @@ class CreateElicitationResponseCancel(AcpModel):
 
 
 class CreateElicitationResponseDecline(AcpModel):
+    """
+    The user declined the elicitation.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -82,6 +95,18 @@ class CreateElicitationResponseDecline(AcpModel):
 
 
 class CreateElicitationResponseOther(AcpModel):
+    """
+    Custom or future elicitation action.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Agents that do not understand this action should preserve the raw
+    payload when storing, replaying, proxying, or forwarding elicitation
+    responses. They MUST NOT treat it as a known elicitation action.
+    """
+
     model_config = ConfigDict(
         extra="allow",
     )
@@ -106,6 +131,14 @@ class CreateElicitationResponseOther(AcpModel):
 
 
 class DisableProviderResponse(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Response to `providers/disable`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -117,6 +150,10 @@ class DisableProviderResponse(AcpModel):
 
 
 class ElicitationAcceptAction(AcpModel):
+    """
+    The user accepted the elicitation and provided content.
+    """
+
     content: dict[str, Any] | None = None
     """
     The user-provided content, if any, as an object matching the requested schema.
@@ -138,10 +175,26 @@ Unique identifier for an elicitation.
 
 
 class ElicitationPropertySchemaBoolean(BooleanPropertySchema):
+    """
+    Boolean property.
+    """
+
     type: Literal["boolean"] = "boolean"
 
 
 class ElicitationPropertySchemaOther(AcpModel):
+    """
+    Custom or future elicitation property schema.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this property schema type should preserve
+    the raw schema when storing, replaying, proxying, or forwarding
+    elicitation requests. They MUST NOT render it as a known input control.
+    """
+
     model_config = ConfigDict(
         extra="allow",
     )
@@ -156,6 +209,10 @@ class ElicitationPropertySchemaOther(AcpModel):
 
 
 class EnumOption(AcpModel):
+    """
+    A titled enum option with a const value, human-readable title, and optional description.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -213,6 +270,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/d
 
 
 class IntegerPropertySchema(AcpModel):
+    """
+    Schema for integer properties in an elicitation form.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -276,6 +337,14 @@ The values of `StringFormat` that this version of the protocol defines.
 
 
 class ListProvidersRequest(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `providers/list`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -286,7 +355,7 @@ class ListProvidersRequest(AcpModel):
     """
 
 
-LlmProtocol = TypeAliasType("LlmProtocol", KnownLlmProtocol | str)
+LlmProtocol = TypeAliasType("LlmProtocol", KnownLlmProtocol | Unknown)
 """
 **UNSTABLE**
 
@@ -301,11 +370,20 @@ Protocol names that do not begin with `_` are reserved for the ACP spec.
 
 `anthropic`: Anthropic API protocol.; `openai`: OpenAI API protocol.; `azure`: Azure OpenAI API protocol.; `vertex`: Google Vertex AI API protocol.; `bedrock`: AWS Bedrock API protocol.
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
 class McpError(AcpModel):
+    """
+    **UNSTABLE**
+
+    An inner MCP error, distinct from an outer ACP binding or runtime error.
+
+    `code` and `message` are required and non-null. `data` is optional.
+    Explicit `null` is preserved separately from an omitted key.
+    """
+
     model_config = ConfigDict(
         extra="allow",
     )
@@ -337,6 +415,10 @@ from the outer ACP JSON-RPC request ID.
 
 
 class MessageMcpResponseError(AcpModel):
+    """
+    A structured inner MCP error.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     Optional ACP carrier metadata.
@@ -348,6 +430,10 @@ class MessageMcpResponseError(AcpModel):
 
 
 class MessageMcpResponseResult(AcpModel):
+    """
+    An opaque inner MCP result.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     Optional ACP carrier metadata.
@@ -359,6 +445,10 @@ class MessageMcpResponseResult(AcpModel):
 
 
 class MultiSelectItemsOther(AcpModel):
+    """
+    Custom or future typed multi-select items.
+    """
+
     model_config = ConfigDict(
         extra="allow",
     )
@@ -373,6 +463,10 @@ class MultiSelectItemsOther(AcpModel):
 
 
 class NumberPropertySchema(AcpModel):
+    """
+    Schema for number (floating-point) properties in an elicitation form.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -416,6 +510,14 @@ class NumberPropertySchema(AcpModel):
 
 
 class ProviderCurrentConfig(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Current effective non-secret routing configuration for a provider.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -445,6 +547,14 @@ Unique identifier for a configurable LLM provider.
 
 
 class ProviderInfo(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Information about a configurable LLM provider.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -474,6 +584,20 @@ class ProviderInfo(AcpModel):
 
 
 class ProxySuccessorNotification(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Parameters of a `proxy/successor` notification.
+
+    A proxy sends it to forward a message to its successor, and the conductor sends it to
+    deliver a message from the successor to the proxy. The envelope wraps one notification: `method`
+    and `params` are the wrapped notification's method and params.
+
+    See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     Metadata for the `proxy/successor` envelope itself, separate from the wrapped
@@ -501,6 +625,27 @@ class ProxySuccessorNotification(AcpModel):
 
 
 class ProxySuccessorRequest(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Parameters of a `proxy/successor` request.
+
+    A proxy sends it to forward a message to its successor, and the conductor sends it to
+    deliver a message from the successor to the proxy. The envelope wraps one request: `method`
+    and `params` are the wrapped request's method and params.
+
+    The result or error of the wrapped request is returned unchanged, as the same JSON value,
+    as the result or error of the `proxy/successor` request. Errors the conductor returns
+    itself, for example because the successor has exited, are not wrapped results.
+
+    To cancel it, the sender sends `$/cancel_request` with the ID of this `proxy/successor`
+    request on the same connection. Cancellation is never forwarded to another hop.
+
+    See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     Metadata for the `proxy/successor` envelope itself, separate from the wrapped
@@ -538,6 +683,16 @@ Result of a `proxy/successor` request: the wrapped request's result, forwarded u
 
 
 class SetProviderRequest(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `providers/set`.
+
+    Replaces the full configuration for one provider ID.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -566,6 +721,14 @@ class SetProviderRequest(AcpModel):
 
 
 class SetProviderResponse(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Response to `providers/set`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -576,17 +739,21 @@ class SetProviderResponse(AcpModel):
     """
 
 
-StringFormat = TypeAliasType("StringFormat", KnownStringFormat | str)
+StringFormat = TypeAliasType("StringFormat", KnownStringFormat | Unknown)
 """
 String format types for string properties in elicitation schemas.
 
 `email`: Email address format.; `uri`: URI format.; `date`: Date format (YYYY-MM-DD).; `date-time`: Date-time format (ISO 8601).
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
 class StringMultiSelectItems(AcpModel):
+    """
+    String item schema for multi-select enum properties.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -604,6 +771,13 @@ class StringMultiSelectItems(AcpModel):
 
 
 class StringPropertySchema(AcpModel):
+    """
+    Schema for string properties in an elicitation form.
+
+    When `enum` or `oneOf` is set, this represents a single-select enum
+    with `"type": "string"`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -671,6 +845,10 @@ class StringPropertySchema(AcpModel):
 
 
 class TitledMultiSelectItems(AcpModel):
+    """
+    Items definition for titled multi-select enum properties.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -688,6 +866,10 @@ class TitledMultiSelectItems(AcpModel):
 
 
 class CompleteElicitationNotification(AcpModel):
+    """
+    Notification sent by the agent when a URL-based elicitation is complete.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -705,6 +887,10 @@ class CompleteElicitationNotification(AcpModel):
 
 
 class CreateElicitationResponseAccept(ElicitationAcceptAction):
+    """
+    The user accepted and provided content.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -719,6 +905,14 @@ class CreateElicitationResponseAccept(ElicitationAcceptAction):
 
 
 class DisableProviderRequest(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `providers/disable`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -734,35 +928,60 @@ class DisableProviderRequest(AcpModel):
 
 
 class ElicitationPropertySchemaInteger(IntegerPropertySchema):
+    """
+    Integer property.
+    """
+
     type: Literal["integer"] = "integer"
 
 
 class ElicitationPropertySchemaNumber(NumberPropertySchema):
+    """
+    Number (floating-point) property.
+    """
+
     type: Literal["number"] = "number"
 
 
 class ElicitationPropertySchemaString(StringPropertySchema):
+    """
+    String property (or single-select enum when `enum`/`oneOf` is set).
+    """
+
     type: Literal["string"] = "string"
 
 
 class ElicitationRequestScope(AcpModel):
+    """
+    Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started).
+    """
+
     request_id: Annotated[RequestId, Field(alias="requestId")]
     """
     The request this elicitation is tied to.
     """
 
 
-ElicitationSchemaType = TypeAliasType("ElicitationSchemaType", KnownElicitationSchemaType | str)
+ElicitationSchemaType = TypeAliasType("ElicitationSchemaType", KnownElicitationSchemaType | Unknown)
 """
 Type discriminator for elicitation schemas.
 
 `object`: Object schema type.
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
 class ElicitationSessionScope(AcpModel):
+    """
+    Session-scoped elicitation, optionally tied to a specific tool call.
+
+    When `toolCallId` is set, the elicitation is tied to a specific tool call.
+    This is useful when an agent receives an elicitation from an MCP server
+    during a tool call and needs to redirect it to the user.
+    """
+
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session this elicitation is tied to.
@@ -777,6 +996,11 @@ class ElicitationSessionScope(AcpModel):
 
 
 class ElicitationUrlModeRequest(ElicitationRequestScope):
+    """
+    Tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started).
+    """
+
     elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
     """
     The unique identifier for this elicitation.
@@ -788,6 +1012,10 @@ class ElicitationUrlModeRequest(ElicitationRequestScope):
 
 
 class ElicitationUrlModeSession(ElicitationSessionScope):
+    """
+    Tied to a session, optionally to a specific tool call within that session.
+    """
+
     elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
     """
     The unique identifier for this elicitation.
@@ -799,6 +1027,10 @@ class ElicitationUrlModeSession(ElicitationSessionScope):
 
 
 class IdleStateUpdateCancelled(AcpModel):
+    """
+    The work was cancelled.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -815,6 +1047,10 @@ class IdleStateUpdateCancelled(AcpModel):
 
 
 class IdleStateUpdateEndTurn(AcpModel):
+    """
+    The work ended successfully.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -831,6 +1067,10 @@ class IdleStateUpdateEndTurn(AcpModel):
 
 
 class IdleStateUpdateMaxTokens(AcpModel):
+    """
+    The work ended because the agent reached the maximum number of tokens.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -847,6 +1087,11 @@ class IdleStateUpdateMaxTokens(AcpModel):
 
 
 class IdleStateUpdateMaxTurnRequests(AcpModel):
+    """
+    The work ended because the agent reached the maximum number of allowed
+    agent requests.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -865,6 +1110,10 @@ class IdleStateUpdateMaxTurnRequests(AcpModel):
 
 
 class IdleStateUpdateNone(AcpModel):
+    """
+    No stop reason: `stopReason` is omitted or `null`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -881,6 +1130,13 @@ class IdleStateUpdateNone(AcpModel):
 
 
 class IdleStateUpdateOther(AcpModel):
+    """
+    Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Other unknown values are reserved for future ACP variants.
+    """
+
     model_config = ConfigDict(
         extra="allow",
     )
@@ -903,6 +1159,10 @@ class IdleStateUpdateOther(AcpModel):
 
 
 class IdleStateUpdateRefusal(AcpModel):
+    """
+    The work ended because the agent refused to continue.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -919,6 +1179,14 @@ class IdleStateUpdateRefusal(AcpModel):
 
 
 class ListProvidersResponse(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Response to `providers/list`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -934,6 +1202,17 @@ class ListProvidersResponse(AcpModel):
 
 
 class MessageMcpNotification(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Notification parameters for `mcp/message`.
+
+    Sent by the provider to the consumer for an active request (including
+    subscription acknowledgements and updates). The outer envelope has no `id`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -963,6 +1242,14 @@ class MessageMcpNotification(AcpModel):
 
 
 class MessageMcpRequest(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `mcp/message`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1009,10 +1296,19 @@ Senders must include exactly one outcome. Receivers prefer `result` if both are 
 
 
 class MultiSelectItemsString(StringMultiSelectItems):
+    """
+    Multi-select string items with plain string values.
+    """
+
     type: Literal["string"] = "string"
 
 
 class CreateElicitationRequestOtherRequest(ElicitationRequestScope):
+    """
+    Tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started).
+    """
+
     model_config = ConfigDict(
         extra="allow",
     )
@@ -1041,6 +1337,10 @@ class CreateElicitationRequestOtherRequest(ElicitationRequestScope):
 
 
 class CreateElicitationRequestOtherSession(ElicitationSessionScope):
+    """
+    Tied to a session, optionally to a specific tool call within that session.
+    """
+
     model_config = ConfigDict(
         extra="allow",
     )
@@ -1069,6 +1369,10 @@ class CreateElicitationRequestOtherSession(ElicitationSessionScope):
 
 
 class CreateElicitationRequestUrlRequest(ElicitationRequestScope):
+    """
+    URL-based elicitation where the client directs the user to a URL.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1095,6 +1399,10 @@ class CreateElicitationRequestUrlRequest(ElicitationRequestScope):
 
 
 class CreateElicitationRequestUrlSession(ElicitationSessionScope):
+    """
+    URL-based elicitation where the client directs the user to a URL.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1141,7 +1449,23 @@ URL-based elicitation mode where the client directs the user to a URL.
 
 
 class InitializeProxyRequest(InitializeRequest):
-    pass
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `proxy/initialize`.
+
+    A conductor sends `proxy/initialize` instead of `initialize` to every component that has a
+    successor, which tells the component to run as a proxy. The params and the response are
+    the same as for `initialize`. A conductor sends `initialize` to the final agent.
+
+    The params carry the protocol version the conductor selected: the client's requested
+    version, unless the conductor supports only a lower one. Before answering successfully,
+    the proxy MUST forward an `initialize` request to its successor through `proxy/successor`.
+
+    See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
+    """
 
 
 MultiSelectItems = TypeAliasType(
@@ -1153,6 +1477,10 @@ Items for a multi-select (array) property schema.
 
 
 class MultiSelectPropertySchema(AcpModel):
+    """
+    Schema for multi-select (array) properties in an elicitation form.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1217,10 +1545,18 @@ They MUST NOT render it as a known elicitation mode.
 
 
 class ElicitationPropertySchemaArray(MultiSelectPropertySchema):
+    """
+    Multi-select array property.
+    """
+
     type: Literal["array"] = "array"
 
 
 class IdleStateUpdateError(ErrorStopReason):
+    """
+    The work ended because something failed.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -1255,6 +1591,13 @@ Multi-select enums use `type: "array"`.
 
 
 class ElicitationSchema(AcpModel):
+    """
+    Type-safe elicitation schema for requesting structured user input.
+
+    This represents a JSON Schema object with primitive-typed properties,
+    as required by the elicitation specification.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1312,10 +1655,24 @@ An omitted, `null`, or malformed `stopReason` means not reported.
 
 
 class InitializeProxyResponse(InitializeResponse):
-    pass
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Response to `proxy/initialize`.
+
+    The same as the `initialize` response. The proxy builds it from its successor's
+    `initialize` response and answers with the capabilities of the chain from itself onward.
+    It MUST NOT change `protocolVersion`.
+    """
 
 
 class CreateElicitationRequestFormRequest(ElicitationRequestScope):
+    """
+    Form-based elicitation where the client renders a form from the provided schema.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1338,6 +1695,10 @@ class CreateElicitationRequestFormRequest(ElicitationRequestScope):
 
 
 class CreateElicitationRequestFormSession(ElicitationSessionScope):
+    """
+    Form-based elicitation where the client renders a form from the provided schema.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1360,6 +1721,11 @@ class CreateElicitationRequestFormSession(ElicitationSessionScope):
 
 
 class ElicitationFormModeRequest(ElicitationRequestScope):
+    """
+    Tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started).
+    """
+
     requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
     """
     A JSON Schema describing the form fields to present to the user.
@@ -1367,6 +1733,10 @@ class ElicitationFormModeRequest(ElicitationRequestScope):
 
 
 class ElicitationFormModeSession(ElicitationSessionScope):
+    """
+    Tied to a session, optionally to a specific tool call within that session.
+    """
+
     requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
     """
     A JSON Schema describing the form fields to present to the user.

@@ -16,6 +16,7 @@ from acp_v1._lenient import (
     lenient_error_none,
     reject_known_session_update,
 )
+from acp_v1._open import Unknown
 
 from .session import ContentBlock, SessionConfigOption, SessionId, SessionModeId
 
@@ -26,6 +27,10 @@ Unique identifier for a context compaction within a session.
 
 
 class Cost(AcpModel):
+    """
+    Cost information for a session.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -46,6 +51,14 @@ class Cost(AcpModel):
 
 
 class Diff(AcpModel):
+    """
+    A diff representing file modifications.
+
+    Shows changes to files in a format suitable for display in the client UI.
+
+    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#content)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -147,17 +160,17 @@ Unique identifier for a message within a session.
 """
 
 
-NoticeSeverity = TypeAliasType("NoticeSeverity", KnownNoticeSeverity | str)
+NoticeSeverity = TypeAliasType("NoticeSeverity", KnownNoticeSeverity | Unknown)
 """
 Severity hint for a session notice.
 
 `info`: Informational notice.; `warning`: Warning notice.; `error`: Error notice.
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
-PlanEntryPriority = TypeAliasType("PlanEntryPriority", KnownPlanEntryPriority | str)
+PlanEntryPriority = TypeAliasType("PlanEntryPriority", KnownPlanEntryPriority | Unknown)
 """
 Priority levels for plan entries.
 
@@ -167,11 +180,11 @@ See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/dr
 
 `high`: High priority task - critical to the overall goal.; `medium`: Medium priority task - important but not critical.; `low`: Low priority task - nice to have but not essential.
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
-PlanEntryStatus = TypeAliasType("PlanEntryStatus", KnownPlanEntryStatus | str)
+PlanEntryStatus = TypeAliasType("PlanEntryStatus", KnownPlanEntryStatus | Unknown)
 """
 Status of a plan entry in the execution flow.
 
@@ -180,7 +193,7 @@ See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/dr
 
 `pending`: The task has not started yet.; `in_progress`: The task is currently being worked on.; `completed`: The task has been successfully completed.
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
@@ -195,6 +208,14 @@ Unique identifier for a plan within a session.
 
 
 class PlanMarkdown(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A plan represented as raw markdown content.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -214,6 +235,14 @@ class PlanMarkdown(AcpModel):
 
 
 class PlanRemoved(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Removal notice for a plan identified by ID.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -229,10 +258,18 @@ class PlanRemoved(AcpModel):
 
 
 class PlanUpdateContentMarkdown(PlanMarkdown):
+    """
+    Raw markdown content for the plan.
+    """
+
     type: Literal["markdown"] = "markdown"
 
 
 class RequiresActionStateUpdate(AcpModel):
+    """
+    Foreground work is blocked on user action.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -242,6 +279,10 @@ class RequiresActionStateUpdate(AcpModel):
 
 
 class RunningStateUpdate(AcpModel):
+    """
+    Foreground work is in progress.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -251,6 +292,16 @@ class RunningStateUpdate(AcpModel):
 
 
 class SessionCancelCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capability to cancel work in a subagent session without ending that session.
+
+    Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -262,6 +313,13 @@ class SessionCancelCapabilities(AcpModel):
 
 
 class SessionInfoUpdate(AcpModel):
+    """
+    Update to session metadata. All fields are optional to support partial updates.
+
+    Agents send this notification to update session information like title or custom metadata.
+    Clients can use it to keep session titles and state current.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -281,10 +339,15 @@ class SessionInfoUpdate(AcpModel):
 
 
 class SessionUpdateOther(AcpModel):
+    """
+    A `SessionUpdate` variant this version of the protocol does not know (sessionUpdate not in ['agent_message_chunk', 'agent_thought_chunk', 'available_commands_update', 'compaction_summary_chunk', 'compaction_update', 'config_option_update', 'current_mode_update', 'notice', 'plan', 'plan_removed', 'plan_update', 'session_info_update', 'session_message', 'session_message_chunk', 'subagent_update', 'tool_call', 'tool_call_update', 'usage_update', 'user_message_chunk']); kept as is.
+    """
+
     model_config = ConfigDict(
         extra="allow",
+        arbitrary_types_allowed=True,
     )
-    session_update: Annotated[str, Field(alias="sessionUpdate")]
+    session_update: Annotated[Unknown, Field(alias="sessionUpdate")]
 
     @field_validator("session_update", mode="after")
     @classmethod
@@ -293,18 +356,37 @@ class SessionUpdateOther(AcpModel):
 
 
 class SessionUpdatePlanRemoved(PlanRemoved):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Removal notice for a plan identified by ID.
+    """
+
     session_update: Annotated[Literal["plan_removed"], Field(alias="sessionUpdate")] = (
         "plan_removed"
     )
 
 
 class SessionUpdateSessionInfoUpdate(SessionInfoUpdate):
+    """
+    Session metadata has been updated (title, timestamps, custom metadata)
+    """
+
     session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")] = (
         "session_info_update"
     )
 
 
 class StateUpdateOther(AcpModel):
+    """
+    Custom or future state.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Other unknown values are reserved for future ACP variants.
+    """
+
     model_config = ConfigDict(
         extra="allow",
     )
@@ -315,14 +397,22 @@ class StateUpdateOther(AcpModel):
 
 
 class StateUpdateRequiresAction(RequiresActionStateUpdate):
+    """
+    Foreground work is blocked on user action.
+    """
+
     state: Literal["requires_action"] = "requires_action"
 
 
 class StateUpdateRunning(RunningStateUpdate):
+    """
+    Foreground work is in progress.
+    """
+
     state: Literal["running"] = "running"
 
 
-StopReason = TypeAliasType("StopReason", KnownStopReason | str)
+StopReason = TypeAliasType("StopReason", KnownStopReason | Unknown)
 """
 Reasons why an agent stops processing a prompt turn.
 
@@ -338,11 +428,22 @@ notification, even if the cancellation causes exceptions in underlying operation
 Agents should catch these exceptions and return this semantically meaningful
 response to confirm successful cancellation.
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
 class SubagentSessionCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Client-initiated session mutations permitted for a specific subagent session.
+
+    A mutation requires an explicit per-child capability. Support for the method
+    on ordinary sessions does not grant support on a child.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -364,6 +465,10 @@ Typed identifier used for terminal values on the wire.
 
 
 class ToolCallContentDiff(Diff):
+    """
+    File modification shown as a diff.
+    """
+
     type: Literal["diff"] = "diff"
 
 
@@ -374,6 +479,15 @@ Unique identifier for a tool call within a session.
 
 
 class ToolCallLocation(AcpModel):
+    """
+    A file location being accessed or modified by a tool.
+
+    Enables clients to implement "follow-along" features that track
+    which files the agent is working with in real-time.
+
+    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#following-the-agent)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -392,7 +506,7 @@ class ToolCallLocation(AcpModel):
     """
 
 
-ToolCallStatus = TypeAliasType("ToolCallStatus", KnownToolCallStatus | str)
+ToolCallStatus = TypeAliasType("ToolCallStatus", KnownToolCallStatus | Unknown)
 """
 Execution status of a tool call.
 
@@ -403,11 +517,11 @@ See protocol docs: [Status](https://agentclientprotocol.com/protocol/v1/draft/to
 `pending`: The tool call hasn't started running yet because the input is either
 streaming or we're awaiting approval.; `in_progress`: The tool call is currently running.; `completed`: The tool call completed successfully.; `failed`: The tool call failed with an error.
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
-ToolKind = TypeAliasType("ToolKind", KnownToolKind | str)
+ToolKind = TypeAliasType("ToolKind", KnownToolKind | Unknown)
 """
 Categories of tools that can be invoked.
 
@@ -418,11 +532,27 @@ See protocol docs: [Creating](https://agentclientprotocol.com/protocol/v1/draft/
 
 `read`: Reading files or data.; `edit`: Modifying files or content.; `delete`: Removing files or data.; `move`: Moving or renaming files.; `search`: Searching for information.; `execute`: Running commands or code.; `think`: Internal reasoning or planning.; `fetch`: Retrieving external data.; `switch_mode`: Switching the current session mode.; `other`: Other tool types (default).
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
 class UnknownStateUpdate(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    The Agent cannot currently determine foreground activity.
+
+    Report this when activity becomes unobservable, not merely because the child
+    has been quiet. The Client MUST stop presenting the previous state as confirmed
+    current activity, but may retain it as last known. A later state replaces this
+    snapshot normally.
+
+    This is not a task outcome or session closure. It does not cancel work, resolve
+    pending requests, or revoke capabilities. Capabilities are updated separately.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -432,6 +562,10 @@ class UnknownStateUpdate(AcpModel):
 
 
 class UnstructuredCommandInput(AcpModel):
+    """
+    All text that was typed after the command name is provided as input.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -447,6 +581,14 @@ class UnstructuredCommandInput(AcpModel):
 
 
 class Usage(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage information for a prompt turn.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -488,6 +630,10 @@ class Usage(AcpModel):
 
 
 class UsageUpdate(AcpModel):
+    """
+    Context window and cost update for a session.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -517,6 +663,12 @@ The input specification for a command.
 
 
 class CancelNotification(AcpModel):
+    """
+    Notification to cancel ongoing operations for a session.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -531,17 +683,23 @@ class CancelNotification(AcpModel):
     """
 
 
-CompactionStatus = TypeAliasType("CompactionStatus", KnownCompactionStatus | str)
+CompactionStatus = TypeAliasType("CompactionStatus", KnownCompactionStatus | Unknown)
 """
 Lifecycle state of a context compaction.
 
 `in_progress`: Compaction has started and has not finished.; `completed`: Compaction finished successfully.; `failed`: Compaction finished unsuccessfully.; `cancelled`: Compaction was cancelled before it finished.
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
 class CurrentModeUpdate(AcpModel):
+    """
+    The current mode of the session has changed
+
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -573,6 +731,18 @@ Unknown values are kept as plain values.
 
 
 class Notice(AcpModel):
+    """
+    Fire-and-forget information for the user.
+
+    Notices are live events rather than session history. Agents must not rely on
+    a notice being received, displayed, or seen by the user.
+    Agents MUST only send notices when the Client advertised
+    the `session.notices` Client capability. Otherwise, Agents may use an agent
+    message when the information should still be surfaced to the user.
+
+    See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     Metadata scoped to this notice.
@@ -596,6 +766,14 @@ class Notice(AcpModel):
 
 
 class PlanEntry(AcpModel):
+    """
+    A single entry in the execution plan.
+
+    Represents a task or goal that the assistant intends to accomplish
+    as part of fulfilling the user's request.
+    See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/draft/agent-plan#plan-entries)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -620,6 +798,14 @@ class PlanEntry(AcpModel):
 
 
 class PlanFile(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A plan represented by a file URI.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -639,6 +825,14 @@ class PlanFile(AcpModel):
 
 
 class PlanItems(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A plan represented as structured entries.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -661,14 +855,28 @@ class PlanItems(AcpModel):
 
 
 class PlanUpdateContentFile(PlanFile):
+    """
+    A URI pointing to a file containing the plan.
+    """
+
     type: Literal["file"] = "file"
 
 
 class PlanUpdateContentItems(PlanItems):
+    """
+    Structured plan entries.
+    """
+
     type: Literal["items"] = "items"
 
 
 class PromptResponse(AcpModel):
+    """
+    Response from processing a user prompt.
+
+    See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#4-check-for-completion)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -692,22 +900,43 @@ class PromptResponse(AcpModel):
 
 
 class SessionUpdateCurrentModeUpdate(CurrentModeUpdate):
+    """
+    The current mode of the session has changed
+
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
+    """
+
     session_update: Annotated[Literal["current_mode_update"], Field(alias="sessionUpdate")] = (
         "current_mode_update"
     )
 
 
 class SessionUpdateNotice(Notice):
+    """
+    Information for the user that is not part of session history.
+
+    Agents MUST only send this update when the Client advertised
+    the `session.notices` Client capability.
+    """
+
     session_update: Annotated[Literal["notice"], Field(alias="sessionUpdate")] = "notice"
 
 
 class SessionUpdateUsageUpdate(UsageUpdate):
+    """
+    Context window and cost update for the session.
+    """
+
     session_update: Annotated[Literal["usage_update"], Field(alias="sessionUpdate")] = (
         "usage_update"
     )
 
 
 class StateUpdateIdleCancelled(AcpModel):
+    """
+    The child is ready to process another prompt.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -725,6 +954,10 @@ class StateUpdateIdleCancelled(AcpModel):
 
 
 class StateUpdateIdleEndTurn(AcpModel):
+    """
+    The child is ready to process another prompt.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -742,6 +975,10 @@ class StateUpdateIdleEndTurn(AcpModel):
 
 
 class StateUpdateIdleMaxTokens(AcpModel):
+    """
+    The child is ready to process another prompt.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -759,6 +996,10 @@ class StateUpdateIdleMaxTokens(AcpModel):
 
 
 class StateUpdateIdleMaxTurnRequests(AcpModel):
+    """
+    The child is ready to process another prompt.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -778,6 +1019,10 @@ class StateUpdateIdleMaxTurnRequests(AcpModel):
 
 
 class StateUpdateIdleNone(AcpModel):
+    """
+    The child is ready to process another prompt.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -795,6 +1040,10 @@ class StateUpdateIdleNone(AcpModel):
 
 
 class StateUpdateIdleOther(AcpModel):
+    """
+    The child is ready to process another prompt.
+    """
+
     model_config = ConfigDict(
         extra="allow",
     )
@@ -818,6 +1067,10 @@ class StateUpdateIdleOther(AcpModel):
 
 
 class StateUpdateIdleRefusal(AcpModel):
+    """
+    The child is ready to process another prompt.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -835,10 +1088,24 @@ class StateUpdateIdleRefusal(AcpModel):
 
 
 class StateUpdateUnknown(UnknownStateUpdate):
+    """
+    The Agent cannot currently determine foreground activity.
+
+    This replaces previously confirmed activity without ending the work or session.
+    """
+
     state: Literal["unknown"] = "unknown"
 
 
 class Terminal(AcpModel):
+    """
+    Embed a terminal created with `terminal/create` by its id.
+
+    The terminal must be added before calling `terminal/release`.
+
+    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/draft/terminals)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -854,10 +1121,22 @@ class Terminal(AcpModel):
 
 
 class ToolCallContentTerminal(Terminal):
+    """
+    Embed a terminal created with `terminal/create` by its id.
+
+    The terminal must be added before calling `terminal/release`.
+
+    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/draft/terminals)
+    """
+
     type: Literal["terminal"] = "terminal"
 
 
 class AvailableCommand(AcpModel):
+    """
+    Information about a command.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -881,6 +1160,10 @@ class AvailableCommand(AcpModel):
 
 
 class AvailableCommandsUpdate(AcpModel):
+    """
+    Available commands are ready or have changed
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -898,6 +1181,15 @@ class AvailableCommandsUpdate(AcpModel):
 
 
 class Error(AcpModel):
+    """
+    JSON-RPC error object.
+
+    Represents an error that occurred during method execution, following the
+    JSON-RPC 2.0 error object specification with optional additional data.
+
+    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
+    """
+
     code: ErrorCode
     """
     A number indicating the error type that occurred.
@@ -916,6 +1208,14 @@ class Error(AcpModel):
 
 
 class ErrorStopReason(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Details of a failure that ended a child's foreground work.
+    """
+
     error: Annotated[Error | None, lenient_error_none] = None
     """
     The failure, as a JSON-RPC error object.
@@ -926,6 +1226,16 @@ class ErrorStopReason(AcpModel):
 
 
 class Plan(AcpModel):
+    """
+    An execution plan for accomplishing complex tasks.
+
+    Plans consist of multiple entries representing individual tasks or goals.
+    Agents report plans to clients to provide visibility into their execution strategy.
+    Plans can evolve during execution as the agent discovers new requirements or completes tasks.
+
+    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -960,16 +1270,29 @@ Updated content for a plan.
 
 
 class SessionUpdateAvailableCommandsUpdate(AvailableCommandsUpdate):
+    """
+    Available commands are ready or have changed
+    """
+
     session_update: Annotated[
         Literal["available_commands_update"], Field(alias="sessionUpdate")
     ] = "available_commands_update"
 
 
 class SessionUpdatePlan(Plan):
+    """
+    The agent's execution plan for complex tasks.
+    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)
+    """
+
     session_update: Annotated[Literal["plan"], Field(alias="sessionUpdate")] = "plan"
 
 
 class StateUpdateIdleError(ErrorStopReason):
+    """
+    The child is ready to process another prompt.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP for additional metadata.
@@ -987,6 +1310,14 @@ class StateUpdateIdleError(ErrorStopReason):
 
 
 class PlanUpdate(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A content update for a plan identified by ID.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1002,6 +1333,14 @@ class PlanUpdate(AcpModel):
 
 
 class SessionUpdatePlanUpdate(PlanUpdate):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A content update for a plan identified by ID.
+    """
+
     session_update: Annotated[Literal["plan_update"], Field(alias="sessionUpdate")] = "plan_update"
 
 
@@ -1034,6 +1373,34 @@ Background activity may still emit other session updates while idle.
 
 
 class SubagentUpdate(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Notification that the enclosing parent session created and owns a child session.
+
+    Later updates modify the existing association's metadata, not its ownership.
+
+    Sent on the immediate parent session. The first update for an unknown
+    `sessionId` announces the child and MUST be sent
+    before any live child traffic or live message naming the child as sender
+    or recipient. Parents may message and reuse an announced child across
+    multiple operations.
+    Child events are delivered automatically on the same connection. No child
+    load, resume, or subscription is needed.
+
+    Only the subagent session ID is required. Omitted patch fields keep their
+    previous values. `null` clears them. Clearing capabilities disables child
+    mutations. Clearing state leaves current activity unset/unconfirmed: it does
+    not imply idle, stop work, or create an `unknown` state snapshot. A concrete
+    state replaces the entire previous state object, not the session.
+    The title and description provide the parent's display metadata for the
+    child. They do not replace the content of individual messages or operations.
+    `cwd` and `additionalDirectories` report where the Agent placed the child.
+    While unset, each inherits the immediate parent's effective value.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1102,12 +1469,28 @@ class SubagentUpdate(AcpModel):
 
 
 class SessionUpdateSubagentUpdate(SubagentUpdate):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Announces a child session created and owned by this session, or updates
+    that ownership association's metadata.
+    """
+
     session_update: Annotated[Literal["subagent_update"], Field(alias="sessionUpdate")] = (
         "subagent_update"
     )
 
 
 class CompactionSummaryChunk(AcpModel):
+    """
+    A content block appended to a compaction's summary. A first-seen ID creates
+    an in-progress compaction. Chunks append in receive order.
+    Agents MUST only send this update when the Client advertised
+    the `session.compaction` Client capability.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     Metadata scoped to this chunk. Omission and `null` both mean absent.
@@ -1123,6 +1506,17 @@ class CompactionSummaryChunk(AcpModel):
 
 
 class CompactionUpdate(AcpModel):
+    """
+    A context compaction upsert. The first notification fixes the compaction's
+    timeline position. Later updates with the same ID patch that entity in place.
+    Agents MUST only send this update when the Client advertised
+    the `session.compaction` Client capability.
+
+    `summary`, `error`, and `_meta` have patch semantics: omission leaves the
+    stored value unchanged, `null` clears it, and a concrete value replaces it.
+    `summary: []` also clears the summary.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     Extensible metadata patch for this compaction.
@@ -1146,6 +1540,10 @@ class CompactionUpdate(AcpModel):
 
 
 class Content(AcpModel):
+    """
+    Standard content block (text, images, resources).
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1161,6 +1559,10 @@ class Content(AcpModel):
 
 
 class ContentChunk(AcpModel):
+    """
+    A streamed item of content
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1183,6 +1585,14 @@ class ContentChunk(AcpModel):
 
 
 class PromptRequest(AcpModel):
+    """
+    Request parameters for sending a user prompt to the agent.
+
+    Contains the user's message and any additional context.
+
+    See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#1-user-message)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1214,6 +1624,14 @@ class PromptRequest(AcpModel):
 
 
 class SessionMessage(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    An upsert for an inter-session message.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     Omitted leaves metadata unchanged. `null` removes it.
@@ -1268,6 +1686,17 @@ class SessionMessage(AcpModel):
 
 
 class SessionMessageChunk(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A streamed content block of an inter-session message.
+
+    A chunk carries only content. The message's participants and references come from
+    `session_message` upserts, which can arrive before, between, or after its chunks.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
@@ -1285,52 +1714,103 @@ class SessionMessageChunk(AcpModel):
 
 
 class SessionUpdateAgentMessageChunk(ContentChunk):
+    """
+    A chunk of the agent's response being streamed.
+    """
+
     session_update: Annotated[Literal["agent_message_chunk"], Field(alias="sessionUpdate")] = (
         "agent_message_chunk"
     )
 
 
 class SessionUpdateAgentThoughtChunk(ContentChunk):
+    """
+    A chunk of the agent's internal reasoning being streamed.
+    """
+
     session_update: Annotated[Literal["agent_thought_chunk"], Field(alias="sessionUpdate")] = (
         "agent_thought_chunk"
     )
 
 
 class SessionUpdateCompactionSummaryChunk(CompactionSummaryChunk):
+    """
+    A content block appended to a context compaction's retained summary.
+
+    Agents MUST only send this update when the Client advertised
+    the `session.compaction` Client capability.
+    """
+
     session_update: Annotated[Literal["compaction_summary_chunk"], Field(alias="sessionUpdate")] = (
         "compaction_summary_chunk"
     )
 
 
 class SessionUpdateCompactionUpdate(CompactionUpdate):
+    """
+    A context compaction has been created or updated.
+
+    Agents MUST only send this update when the Client advertised
+    the `session.compaction` Client capability.
+    """
+
     session_update: Annotated[Literal["compaction_update"], Field(alias="sessionUpdate")] = (
         "compaction_update"
     )
 
 
 class SessionUpdateSessionMessage(SessionMessage):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A message upsert observed in this session's transcript, sent to or
+    received from another session.
+    """
+
     session_update: Annotated[Literal["session_message"], Field(alias="sessionUpdate")] = (
         "session_message"
     )
 
 
 class SessionUpdateSessionMessageChunk(SessionMessageChunk):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    One content block appended to a sent or received session message.
+    """
+
     session_update: Annotated[Literal["session_message_chunk"], Field(alias="sessionUpdate")] = (
         "session_message_chunk"
     )
 
 
 class SessionUpdateUserMessageChunk(ContentChunk):
+    """
+    A chunk of the user's message being streamed.
+    """
+
     session_update: Annotated[Literal["user_message_chunk"], Field(alias="sessionUpdate")] = (
         "user_message_chunk"
     )
 
 
 class ToolCallContentContent(Content):
+    """
+    Standard content block (text, images, resources).
+    """
+
     type: Literal["content"] = "content"
 
 
 class ConfigOptionUpdate(AcpModel):
+    """
+    Session configuration options have been updated.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1348,6 +1828,10 @@ class ConfigOptionUpdate(AcpModel):
 
 
 class SessionUpdateConfigOptionUpdate(ConfigOptionUpdate):
+    """
+    Session configuration options have been updated.
+    """
+
     session_update: Annotated[Literal["config_option_update"], Field(alias="sessionUpdate")] = (
         "config_option_update"
     )
@@ -1371,6 +1855,15 @@ See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/t
 
 
 class ToolCallUpdate(AcpModel):
+    """
+    An update to an existing tool call.
+
+    Used to report progress and results as tools execute. All fields except
+    the tool call ID are optional - only changed fields need to be included.
+
+    See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#updating)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1421,12 +1914,25 @@ class ToolCallUpdate(AcpModel):
 
 
 class SessionUpdateToolCallUpdate(ToolCallUpdate):
+    """
+    Update on the status or results of a tool call.
+    """
+
     session_update: Annotated[Literal["tool_call_update"], Field(alias="sessionUpdate")] = (
         "tool_call_update"
     )
 
 
 class ToolCall(AcpModel):
+    """
+    Represents a tool call that the language model has requested.
+
+    Tool calls are actions that the agent executes on behalf of the language model,
+    such as reading files, executing code, or fetching data from external sources.
+
+    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v1/draft/tool-calls)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1479,6 +1985,10 @@ class ToolCall(AcpModel):
 
 
 class SessionUpdateToolCall(ToolCall):
+    """
+    Notification that a new tool call has been initiated.
+    """
+
     session_update: Annotated[Literal["tool_call"], Field(alias="sessionUpdate")] = "tool_call"
 
 
@@ -1530,6 +2040,14 @@ See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protoc
 
 
 class SessionNotification(AcpModel):
+    """
+    Notification containing a session update from the agent.
+
+    Used to stream real-time progress and results during prompt processing.
+
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional

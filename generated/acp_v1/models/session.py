@@ -16,11 +16,20 @@ from acp_v1._lenient import (
     lenient_error_none,
     lenient_null_empty_list,
 )
+from acp_v1._open import Unknown
 
 from .connection import AuthMethodId
 
 
 class ArchiveSessionResponse(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Response from archiving a session.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -32,6 +41,19 @@ class ArchiveSessionResponse(AcpModel):
 
 
 class AuthAccount(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    An account or credential the agent has configured, such as a signed-in user
+    account or an API key.
+
+    All fields are display information only. Clients MUST NOT use them as stable
+    account identifiers, and SHOULD NOT log them or send them elsewhere, such as to
+    telemetry.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -74,6 +96,19 @@ class AuthAccount(AcpModel):
 
 
 class AuthStatusRequest(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for the `auth/status` method.
+
+    Queries the agent's current authentication state without changing it.
+
+    Agents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn
+    whether authentication is required.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -85,6 +120,12 @@ class AuthStatusRequest(AcpModel):
 
 
 class AuthenticateRequest(AcpModel):
+    """
+    Request parameters for the authenticate method.
+
+    Specifies which authentication method to use.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -101,6 +142,10 @@ class AuthenticateRequest(AcpModel):
 
 
 class AuthenticateResponse(AcpModel):
+    """
+    Response to the `authenticate` method.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -112,6 +157,10 @@ class AuthenticateResponse(AcpModel):
 
 
 class BlobResourceContents(AcpModel):
+    """
+    Binary resource contents.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -135,6 +184,10 @@ class BlobResourceContents(AcpModel):
 
 
 class CloseSessionResponse(AcpModel):
+    """
+    Response from closing a session.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -146,6 +199,10 @@ class CloseSessionResponse(AcpModel):
 
 
 class DeleteSessionResponse(AcpModel):
+    """
+    Response from deleting a session.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -157,6 +214,10 @@ class DeleteSessionResponse(AcpModel):
 
 
 class EnvVariable(AcpModel):
+    """
+    An environment variable to set when launching an MCP server.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -176,6 +237,10 @@ class EnvVariable(AcpModel):
 
 
 class HttpHeader(AcpModel):
+    """
+    An HTTP header to set when making requests to the MCP server.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -237,6 +302,12 @@ The values of `SystemPromptMode` that this version of the protocol defines.
 
 
 class LogoutRequest(AcpModel):
+    """
+    Request parameters for the logout method.
+
+    Terminates the current authenticated session.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -248,6 +319,10 @@ class LogoutRequest(AcpModel):
 
 
 class LogoutResponse(AcpModel):
+    """
+    Response to the `logout` method.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -272,6 +347,10 @@ used by `mcp/message` to route requests to the component that declared the serve
 
 
 class McpServerHttp(AcpModel):
+    """
+    HTTP transport configuration for MCP.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -296,6 +375,10 @@ class McpServerHttp(AcpModel):
 
 
 class McpServerSse(AcpModel):
+    """
+    SSE transport configuration for MCP.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -320,6 +403,10 @@ class McpServerSse(AcpModel):
 
 
 class McpServerStdio(AcpModel):
+    """
+    Stdio transport configuration for MCP.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -360,17 +447,17 @@ The Server MUST reply with the same value in the Response object if included. Th
 """
 
 
-Role = TypeAliasType("Role", KnownRole | str)
+Role = TypeAliasType("Role", KnownRole | Unknown)
 """
 The sender or recipient of messages and data in a conversation.
 
 `assistant`: The assistant side of a conversation.; `user`: The user side of a conversation.
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
-SessionArchiveFilter = TypeAliasType("SessionArchiveFilter", KnownSessionArchiveFilter | str)
+SessionArchiveFilter = TypeAliasType("SessionArchiveFilter", KnownSessionArchiveFilter | Unknown)
 """
 **UNSTABLE**
 
@@ -383,11 +470,15 @@ return `-32602` for a value it does not support rather than treating it as `excl
 
 `exclude`: Only sessions that are not archived. This is the default.; `include`: Both archived sessions and sessions that are not archived.; `only`: Only archived sessions.
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
 class SessionConfigBoolean(AcpModel):
+    """
+    A boolean on/off toggle session configuration option payload.
+    """
+
     current_value: Annotated[StrictBool, Field(alias="currentValue")]
     """
     The current value of the boolean option.
@@ -407,7 +498,7 @@ Unique identifier for a session configuration option.
 
 
 SessionConfigOptionCategory = TypeAliasType(
-    "SessionConfigOptionCategory", KnownSessionConfigOptionCategory | str
+    "SessionConfigOptionCategory", KnownSessionConfigOptionCategory | Unknown
 )
 """
 Semantic category for a session configuration option.
@@ -422,7 +513,7 @@ Category names that do not begin with `_` are reserved for the ACP spec.
 
 `mode`: Session mode selector.; `model`: Model selector.; `model_config`: Model-related configuration parameter.; `thought_level`: Thought/reasoning level selector.
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
@@ -444,6 +535,10 @@ See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/draf
 
 
 class SessionInfo(AcpModel):
+    """
+    Information about a session returned by session/list
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -497,7 +592,7 @@ Unique identifier for a Session Mode.
 """
 
 
-SessionStatus = TypeAliasType("SessionStatus", KnownSessionStatus | str)
+SessionStatus = TypeAliasType("SessionStatus", KnownSessionStatus | Unknown)
 """
 **UNSTABLE**
 
@@ -514,11 +609,25 @@ not create or resume the session on its own connection MUST still call
 
 The Client can call `session/load` or `session/resume` to start it.
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
 class SessionStatusRequest(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for checking the status of a session.
+
+    Only available if the Agent supports the `sessionCapabilities.status` capability.
+
+    `session/status` MUST NOT have side effects. The Agent does not load, resume, create,
+    close, or change the session, and does not attach the requesting connection to it.
+    A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -534,6 +643,17 @@ class SessionStatusRequest(AcpModel):
 
 
 class SessionStatusResponse(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Response from checking the status of a session.
+
+    The result is a snapshot. A session reported `open` may be closed or evicted before
+    the Client's next request.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -551,6 +671,10 @@ class SessionStatusResponse(AcpModel):
 
 
 class SetSessionConfigOptionRequestBoolean(AcpModel):
+    """
+    A boolean value (`type: "boolean"`).
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -575,6 +699,14 @@ class SetSessionConfigOptionRequestBoolean(AcpModel):
 
 
 class SetSessionConfigOptionRequestValueId(AcpModel):
+    """
+    A `SessionConfigValueId` string value.
+
+    This is the default when `type` is absent on the wire. Unknown `type`
+    values with string payloads also gracefully deserialize into this
+    variant.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -598,6 +730,10 @@ class SetSessionConfigOptionRequestValueId(AcpModel):
 
 
 class SetSessionModeRequest(AcpModel):
+    """
+    Request parameters for setting a session mode.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -617,6 +753,10 @@ class SetSessionModeRequest(AcpModel):
 
 
 class SetSessionModeResponse(AcpModel):
+    """
+    Response to `session/set_mode` method.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -628,6 +768,22 @@ class SetSessionModeResponse(AcpModel):
 
 
 class SetSessionTitleRequest(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for setting the title of a session.
+
+    Only available if the Agent supports the `sessionCapabilities.title` capability.
+
+    The session does not need to be active on the connection. Any session the Agent would
+    return from `session/list` can be retitled. A session that does not exist gets `-32002`.
+
+    The Agent responds only after it has stored the title. After a successful response, the
+    Agent SHOULD NOT replace the title with one it generates automatically.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -652,6 +808,14 @@ class SetSessionTitleRequest(AcpModel):
 
 
 class SetSessionTitleResponse(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Response from setting the title of a session.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -669,7 +833,7 @@ class SetSessionTitleResponse(AcpModel):
     """
 
 
-SystemPromptMode = TypeAliasType("SystemPromptMode", KnownSystemPromptMode | str)
+SystemPromptMode = TypeAliasType("SystemPromptMode", KnownSystemPromptMode | Unknown)
 """
 **UNSTABLE**
 
@@ -695,11 +859,15 @@ tool guidance or safety instructions the Agent's default instructions
 provided, and MUST only use it when the Agent advertises
 `sessionCapabilities.systemPrompt.mode.override`.
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
 class TextResourceContents(AcpModel):
+    """
+    Text-based resource contents.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -723,6 +891,22 @@ class TextResourceContents(AcpModel):
 
 
 class UnarchiveSessionRequest(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for unarchiving a session.
+
+    Only available if the Agent supports the `sessionCapabilities.archive` capability.
+
+    Unarchiving returns the session to default `session/list` results with the same ID and
+    saved history. It never loads or resumes the session. Clients that want to continue an
+    archived session SHOULD unarchive it before calling `session/load` or `session/resume`.
+    Unarchiving a session that is not archived succeeds. A session that does not exist
+    gets `-32002`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -738,6 +922,14 @@ class UnarchiveSessionRequest(AcpModel):
 
 
 class UnarchiveSessionResponse(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Response from unarchiving a session.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -749,6 +941,10 @@ class UnarchiveSessionResponse(AcpModel):
 
 
 class Annotations(AcpModel):
+    """
+    Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -772,6 +968,21 @@ class Annotations(AcpModel):
 
 
 class ArchiveSessionRequest(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for archiving a session.
+
+    Only available if the Agent supports the `sessionCapabilities.archive` capability.
+
+    Archiving hides the session from default `session/list` results. It keeps the session ID
+    and saved history. If the session is active, the Agent MUST cancel any ongoing work and
+    free the session's resources as if `session/close` had been called, then archive it.
+    Archiving an archived session succeeds. A session that does not exist gets `-32002`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -787,6 +998,10 @@ class ArchiveSessionRequest(AcpModel):
 
 
 class AudioContent(AcpModel):
+    """
+    Audio provided to or from an LLM.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -809,7 +1024,7 @@ class AudioContent(AcpModel):
     """
 
 
-AuthState = TypeAliasType("AuthState", KnownAuthState | str)
+AuthState = TypeAliasType("AuthState", KnownAuthState | Unknown)
 """
 **UNSTABLE**
 
@@ -820,11 +1035,19 @@ The agent's overall authentication state.
 `authenticated`: Credentials are configured. This does not guarantee that they are valid.; `unauthenticated`: The user needs to sign in. This includes credentials that are missing,
 expired, or known to be invalid.; `not_required`: No authentication is needed, for example because the agent uses a local model.; `unknown`: The agent cannot currently determine the state.
 
-Unknown values are kept as plain values.
+Unknown values are kept as `Unknown` objects.
 """
 
 
 class AuthStatusResponse(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Response to the `auth/status` method.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -851,6 +1074,18 @@ class AuthStatusResponse(AcpModel):
 
 
 class AuthStatusUpdateNotification(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Notification sent by the agent when its authentication status changes.
+
+    Carries the same fields as the `auth/status` response. Agents that advertise the
+    `auth.status` capability MAY send it at any time after `initialize`, and SHOULD only
+    send it when the reported status differs from the last one sent on the connection.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -877,6 +1112,12 @@ class AuthStatusUpdateNotification(AcpModel):
 
 
 class CancelRequestNotification(AcpModel):
+    """
+    Notification to cancel an ongoing request.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/cancellation)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -892,6 +1133,16 @@ class CancelRequestNotification(AcpModel):
 
 
 class CloseSessionRequest(AcpModel):
+    """
+    Request parameters for closing an active session.
+
+    If supported, the agent **must** cancel any ongoing work related to the session
+    (treat it as if `session/cancel` was called) and then free up any resources
+    associated with the session.
+
+    Only available if the Agent supports the `sessionCapabilities.close` capability.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -907,10 +1158,22 @@ class CloseSessionRequest(AcpModel):
 
 
 class ContentBlockAudio(AudioContent):
+    """
+    Audio data for transcription or analysis.
+
+    Requires the `audio` prompt capability when included in prompts.
+    """
+
     type: Literal["audio"] = "audio"
 
 
 class DeleteSessionRequest(AcpModel):
+    """
+    Request parameters for deleting an existing session from `session/list`.
+
+    Only available if the Agent supports the `sessionCapabilities.delete` capability.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -934,6 +1197,10 @@ Resource content that can be embedded in a message.
 
 
 class ImageContent(AcpModel):
+    """
+    An image provided to or from an LLM.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -961,6 +1228,12 @@ class ImageContent(AcpModel):
 
 
 class ListSessionsRequest(AcpModel):
+    """
+    Request parameters for listing existing sessions.
+
+    Only available if the Agent supports the `sessionCapabilities.list` capability.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -992,6 +1265,10 @@ class ListSessionsRequest(AcpModel):
 
 
 class ListSessionsResponse(AcpModel):
+    """
+    Response from listing sessions.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1012,6 +1289,17 @@ class ListSessionsResponse(AcpModel):
 
 
 class McpServerAcp(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    ACP transport configuration for MCP.
+
+    The MCP server is provided by an ACP component and communicates over the ACP channel
+    using `mcp/message`.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1035,6 +1323,10 @@ class McpServerAcp(AcpModel):
 
 
 class ResourceLink(AcpModel):
+    """
+    A resource that the server is capable of reading, included in a prompt or tool call result.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1074,6 +1366,10 @@ class ResourceLink(AcpModel):
 
 
 class SessionConfigOptionBoolean(SessionConfigBoolean):
+    """
+    Boolean on/off toggle.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1102,6 +1398,10 @@ class SessionConfigOptionBoolean(SessionConfigBoolean):
 
 
 class SessionConfigSelectOption(AcpModel):
+    """
+    A possible value for a session configuration option.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1125,6 +1425,12 @@ class SessionConfigSelectOption(AcpModel):
 
 
 class SessionMode(AcpModel):
+    """
+    A mode the agent can operate in.
+
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1148,6 +1454,10 @@ class SessionMode(AcpModel):
 
 
 class SessionModeState(AcpModel):
+    """
+    The set of modes and the one currently active.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1178,6 +1488,10 @@ Request parameters for setting a session configuration option.
 
 
 class TextContent(AcpModel):
+    """
+    Text provided to or from an LLM.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1197,18 +1511,41 @@ class TextContent(AcpModel):
 
 
 class ContentBlockImage(ImageContent):
+    """
+    Images for visual context or analysis.
+
+    Requires the `image` prompt capability when included in prompts.
+    """
+
     type: Literal["image"] = "image"
 
 
 class ContentBlockResourceLink(ResourceLink):
+    """
+    References to resources that the agent can access.
+
+    All agents MUST support resource links in prompts.
+    """
+
     type: Literal["resource_link"] = "resource_link"
 
 
 class ContentBlockText(TextContent):
+    """
+    Text content. May be plain text or formatted with Markdown.
+
+    All agents MUST support text content blocks in prompts.
+    Clients SHOULD render this text as Markdown.
+    """
+
     type: Literal["text"] = "text"
 
 
 class EmbeddedResource(AcpModel):
+    """
+    The contents of a resource, embedded into a prompt or tool call result.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1239,6 +1576,10 @@ See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/dra
 
 
 class SessionConfigSelectGroup(AcpModel):
+    """
+    A group of possible values for a session configuration option.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1270,10 +1611,22 @@ Possible values for a session configuration option.
 
 
 class ContentBlockResource(EmbeddedResource):
+    """
+    Complete resource contents embedded directly in the message.
+
+    Preferred for including context as it avoids extra round-trips.
+
+    Requires the `embeddedContext` prompt capability when included in prompts.
+    """
+
     type: Literal["resource"] = "resource"
 
 
 class SessionConfigSelect(AcpModel):
+    """
+    A single-value selector (dropdown) session configuration option payload.
+    """
+
     current_value: Annotated[SessionConfigValueId, Field(alias="currentValue")]
     """
     The currently selected value.
@@ -1311,6 +1664,10 @@ See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/c
 
 
 class SessionConfigOptionSelect(SessionConfigSelect):
+    """
+    Single-value selector (dropdown).
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1339,6 +1696,20 @@ class SessionConfigOptionSelect(SessionConfigSelect):
 
 
 class SystemPrompt(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Client-provided system-level instructions for a session.
+
+    Clients MUST only send this when the Agent advertises
+    `sessionCapabilities.systemPrompt`. Agents that cannot apply it, for example
+    because of an unadvertised mode or an unsupported content block type, MUST
+    return an error instead of creating, loading, resuming, or forking the
+    session.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1369,6 +1740,19 @@ class SystemPrompt(AcpModel):
 
 
 class ForkSessionRequest(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for forking an existing session.
+
+    Creates a new session based on the context of an existing one, allowing
+    operations like generating summaries without affecting the original session's history.
+
+    Only available if the Agent supports the `session.fork` capability.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1418,6 +1802,14 @@ class ForkSessionRequest(AcpModel):
 
 
 class LoadSessionRequest(AcpModel):
+    """
+    Request parameters for loading an existing session.
+
+    Only available if the Agent supports the `loadSession` capability.
+
+    See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1466,6 +1858,12 @@ class LoadSessionRequest(AcpModel):
 
 
 class NewSessionRequest(AcpModel):
+    """
+    Request parameters for creating a new session.
+
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1507,6 +1905,15 @@ class NewSessionRequest(AcpModel):
 
 
 class ResumeSessionRequest(AcpModel):
+    """
+    Request parameters for resuming an existing session.
+
+    Resumes an existing session without returning previous messages (unlike `session/load`).
+    This is useful for agents that can resume sessions but don't implement full session loading.
+
+    Only available if the Agent supports the `sessionCapabilities.resume` capability.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1566,6 +1973,10 @@ A session configuration option selector and its current state.
 
 
 class SetSessionConfigOptionResponse(AcpModel):
+    """
+    Response to `session/set_config_option` method.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1583,6 +1994,14 @@ class SetSessionConfigOptionResponse(AcpModel):
 
 
 class ForkSessionResponse(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Response from forking an existing session.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1610,6 +2029,10 @@ class ForkSessionResponse(AcpModel):
 
 
 class LoadSessionResponse(AcpModel):
+    """
+    Response from loading an existing session.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1633,6 +2056,12 @@ class LoadSessionResponse(AcpModel):
 
 
 class NewSessionResponse(AcpModel):
+    """
+    Response from creating a new session.
+
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1662,6 +2091,10 @@ class NewSessionResponse(AcpModel):
 
 
 class ResumeSessionResponse(AcpModel):
+    """
+    Response from resuming an existing session.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional

@@ -1,0 +1,134 @@
+"""The one-pass decoder of an ACP endpoint (mixed into :class:`~acpwire.endpoint.AcpEndpoint`).
+
+Valid ACP messages are decoded and validated in one pydantic-core pass; anything else
+takes the runtime's general path, which produces the precise JSON-RPC error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TypeAlias
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from acp_v1.dispatch import NO_ID
+from acp_v1.methods import MethodSpec
+
+from .rpc import messages as rpc_messages
+
+
+class FastDecoder:
+    """``decode`` for an endpoint; the endpoint sets the attributes below."""
+
+    _fast: dict[bytes, FastNotification]
+    _recent: FastNotification
+    _envelopes: Mapping[str, Any]
+    _notes_by_bytes: dict[bytes, MethodSpec]
+    _agent: bool
+    """An agent's end: every line is searched for ``NaN``/``Infinity``."""
+
+    def _adapter(self, spec: MethodSpec) -> TypeAdapter[Any]:
+        raise NotImplementedError
+
+    def decode(self, line: bytes) -> rpc_messages.Incoming:
+        """One-pass decode of valid ACP messages; the general decoder for the rest.
+
+        1. A notification in canonical key order (``jsonrpc``, ``method``, ``params``
+           last: what SDKs write) validates its params straight from the bytes.
+        2. Otherwise the ``method`` value is found in the bytes and the whole message is
+           validated against that method's envelope model.
+        Either only ever produces a message that is valid as a whole; anything else
+        (responses, unknown methods, invalid params, ``NaN``/``Infinity`` anywhere in the
+        line, a boolean id, nesting too deep for pydantic-core) takes the general path,
+        which produces the precise JSON-RPC error. (On a client's end, the canonical
+        notifications of step 1, the stream of updates, are not searched for ``NaN``.)
+        """
+        # pydantic-core reads NaN/Infinity literals as floats; JSON has no such values.
+        # The general path tells a literal (refused) from a string holding the word. An
+        # agent checks every line; a client's stream of updates (the fast path) is not
+        # searched, only what takes the envelope path.
+        if self._agent and (b"NaN" in line or b"Infinity" in line):
+            return rpc_messages.decode_message(line)
+        prefix, method, validate, start = self._recent
+        if not line.startswith(prefix):
+            _, method, validate, start = self._learn(line) if line.startswith(_HEAD) else NO_FAST
+        if start and line[-1] == _CLOSE:  # start is 0 only for NO_FAST
+            # Params are the rest of the line but its closing brace; anything else
+            # fails to parse as exactly one JSON value and falls through.
+            try:
+                return _Notification(method, validate(line[start:-1]))
+            except ValidationError:
+                pass
+        if b"NaN" in line or b"Infinity" in line:
+            return rpc_messages.decode_message(line)
+        found = _METHOD.search(line)
+        envelope = self._envelopes.get(found.group(1).decode(errors="replace")) if found else None
+        if envelope is not None:
+            try:
+                message: Any = envelope.model_validate_json(line)
+            except ValidationError:
+                return rpc_messages.decode_message(line)
+            msg_id = message.id
+            if msg_id is NO_ID:
+                return rpc_messages.Notification(message.method, message.params)
+            if msg_id is not None and msg_id.__class__ not in _ID_TYPES:
+                return rpc_messages.decode_message(line)  # an id a notification may not have
+            return rpc_messages.Request(msg_id, message.method, message.params)
+        return rpc_messages.decode_message(line)
+
+    def _learn(self, line: bytes) -> FastNotification:
+        """The fast path for the notification ``line`` starts, remembered as the most
+        recent one (streams repeat one method), or ``NO_FAST`` when it has none."""
+        end = line.find(b'"', _HEAD_LEN) + _PARAMS_LEN
+        key = line[_HEAD_LEN:end]
+        fast = self._fast.get(key)
+        if fast is None:
+            spec = self._notes_by_bytes.get(key[:-_PARAMS_LEN]) if key.endswith(_PARAMS) else None
+            if spec is None:  # unknown names are not cached: a peer could send endless ones
+                return NO_FAST
+            fast = (line[:end], spec.method, self._json_validator(spec), end)
+            self._fast[key] = fast
+        self._recent = fast
+        return fast
+
+    def _json_validator(self, spec: MethodSpec) -> Callable[[bytes], Any]:
+        """(Called once per method: :meth:`_learn` keeps the result.)"""
+        model = model_class(spec)
+        if model is not None:
+            # A model class validates itself (one layer less than a TypeAdapter). Reading
+            # the attribute builds a deferred model; the bound method is the compiled
+            # validator's own, skipping pydantic's Python wrapper.
+            validate: Callable[[bytes], Any] = model.__pydantic_validator__.validate_json
+            return validate
+        return self._adapter(spec).validate_json
+
+
+_HEAD: Final = b'{"jsonrpc":"2.0","method":"'
+_HEAD_LEN: Final = len(_HEAD)
+_PARAMS: Final = b'","params":'
+_PARAMS_LEN: Final = len(_PARAMS)
+_CLOSE: Final = ord("}")
+_ID_TYPES: Final = (int, str)
+_Notification: Final = rpc_messages.Notification
+
+
+FastNotification: TypeAlias = tuple[bytes, str, Callable[[bytes], Any], int]
+"""How to decode a notification whose line starts with the prefix (first item): its
+method, the validator of its params, and where they start (they end at the line's
+closing brace). A plain tuple: unpacking one is quicker than a NamedTuple's."""
+
+
+def _never(_: bytes) -> Any:
+    raise AssertionError("the placeholder fast path matches no line")
+
+
+NO_FAST: Final[FastNotification] = (b"\0", "", _never, 0)
+"""No fast path: its prefix (a NUL byte) starts no JSON line."""
+_METHOD: Final = re.compile(rb'"method"\s*:\s*"([^"\\]{1,128})"')
+
+
+def model_class(spec: MethodSpec) -> type[BaseModel] | None:
+    """The params type of ``spec`` when it is a model class (not a union alias)."""
+    params = spec.params
+    return params if isinstance(params, type) and issubclass(params, BaseModel) else None

@@ -1,0 +1,173 @@
+"""What a handler object may define, checked when it is bound to a connection.
+
+A handler answers the protocol methods of its role through methods named after them
+(``session/prompt`` -> ``session_prompt``; the names of ``acp_v1.interfaces.Agent`` and
+``Client``) and extension methods through the :func:`ext_method` and
+:func:`ext_notification` decorators, which name the wire method, leading underscore
+included. :func:`check_handler` runs when a handler is bound: an ``async`` method whose
+name is close to a protocol method (``session_promt``), is the official SDK's name for
+one (``prompt``, ``new_session``) or belongs to the other role (``session_update`` on an
+agent) raises :class:`HandlerError` with the name meant, instead of answering -32601
+when the peer calls it. So does a ``Client`` bound as an agent, or the reverse.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, Literal, TypeVar, get_type_hints
+
+from pydantic import TypeAdapter
+
+from acp_v1 import interfaces, methods
+
+__all__ = [
+    "ExtensionRoute",
+    "HandlerError",
+    "check_handler",
+    "ext_method",
+    "ext_notification",
+    "extension_routes",
+]
+
+Role = Literal["agent", "client"]
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+_MARK: Final = "__acpwire_extension__"
+_INTERFACES: Final = {"agent": interfaces.Agent, "client": interfaces.Client}
+_HOOKS: Final = frozenset({"ext_method", "ext_notification", "retired_method"})
+_SDK_NAMES: Final[dict[Role, dict[str, str]]] = {
+    "agent": {
+        "prompt": "session_prompt",
+        "cancel": "session_cancel",
+        "new_session": "session_new",
+        "load_session": "session_load",
+        "list_sessions": "session_list",
+        "fork_session": "session_fork",
+        "resume_session": "session_resume",
+        "close_session": "session_close",
+        "set_session_mode": "session_set_mode",
+        "set_config_option": "session_set_config_option",
+    },
+    "client": {
+        "request_permission": "session_request_permission",
+        "read_text_file": "fs_read_text_file",
+        "write_text_file": "fs_write_text_file",
+        "create_terminal": "terminal_create",
+        "release_terminal": "terminal_release",
+        "wait_for_terminal_exit": "terminal_wait_for_exit",
+        "kill_terminal": "terminal_kill",
+    },
+}
+
+
+class HandlerError(TypeError):
+    """A handler object does not fit the role it is bound to (raised at bind time)."""
+
+
+def _mark(method: str, kind: Literal["request", "notification"]) -> Callable[[F], F]:
+    if not method.startswith("_"):
+        raise ValueError(f"extension method names start with '_': {method!r}")
+
+    def decorate(func: F) -> F:
+        setattr(func, _MARK, (method, kind))
+        return func
+
+    return decorate
+
+
+def ext_method(method: str) -> Callable[[F], F]:
+    """Mark a handler's ``async`` method as the handler of extension request ``method``
+    (the wire name, such as ``"_vendor.example/status"``). Its parameter's annotation, a
+    model or any type pydantic validates, types the params (``object``: raw JSON; invalid
+    params answer -32602); its return value is the result."""
+    return _mark(method, "request")
+
+
+def ext_notification(method: str) -> Callable[[F], F]:
+    """Like :func:`ext_method`, for the extension notification ``method``."""
+    return _mark(method, "notification")
+
+
+class ExtensionRoute:
+    """A handler method bound to one extension method; ``params`` validates the raw
+    params (None hands them over as they are)."""
+
+    __slots__ = ("call", "kind", "method", "params")
+
+    def __init__(
+        self,
+        method: str,
+        kind: Literal["request", "notification"],
+        call: Callable[[Any], Awaitable[Any]],
+        params: TypeAdapter[Any] | None,
+    ) -> None:
+        self.method = method
+        self.kind = kind
+        self.call = call
+        self.params = params
+
+
+def extension_routes(handler: object) -> dict[str, ExtensionRoute]:
+    """The extension methods ``handler`` defines with the decorators, by wire name."""
+    routes: dict[str, ExtensionRoute] = {}
+    for name, func in inspect.getmembers(type(handler), inspect.iscoroutinefunction):
+        mark = getattr(func, _MARK, None)
+        if mark is None:
+            continue
+        method, kind = mark
+        if method in routes:
+            raise HandlerError(f"{type(handler).__name__}: two handlers for {method!r}")
+        routes[method] = ExtensionRoute(method, kind, getattr(handler, name), _params(func))
+    return routes
+
+
+def _params(func: Callable[..., Any]) -> TypeAdapter[Any] | None:
+    names = list(inspect.signature(func).parameters)
+    if len(names) != 2:
+        raise HandlerError(f"{func.__qualname__}: an extension handler takes (self, params)")
+    hint = get_type_hints(func).get(names[1], object)
+    return None if hint in (object, Any) else TypeAdapter(hint)
+
+
+def _names(role: Role) -> frozenset[str]:
+    specs = (methods.AGENT_REQUESTS, methods.AGENT_NOTIFICATIONS)
+    if role == "client":
+        specs = (methods.CLIENT_REQUESTS, methods.CLIENT_NOTIFICATIONS)
+    return frozenset(spec.handler for table in specs for spec in table.values())
+
+
+_CHECKED: set[tuple[Role, type]] = set()
+
+
+def check_handler(role: Role, handler: object) -> None:
+    """Raise :class:`HandlerError` when ``handler`` does not fit ``role`` (see the module
+    docstring); each class is checked once."""
+    cls = type(handler)
+    if (role, cls) in _CHECKED:
+        return
+    other: Role = "client" if role == "agent" else "agent"
+    if isinstance(handler, _INTERFACES[other]) and not isinstance(handler, _INTERFACES[role]):
+        raise HandlerError(
+            f"{cls.__name__} is an ACP {other} ({_INTERFACES[other].__name__}); "
+            f"it cannot be bound as the {role}"
+        )
+    own, theirs = _names(role), _names(other) - _names(role)
+    problems = []
+    for name, func in inspect.getmembers(cls, inspect.iscoroutinefunction):
+        if name.startswith("_") or name in own or name in _HOOKS or hasattr(func, _MARK):
+            continue
+        if name in _SDK_NAMES[role]:
+            meant = _SDK_NAMES[role][name]
+            problems.append(f"{name} is the official SDK's name; acpwire calls {meant}")
+        elif name in theirs:
+            problems.append(f"{name} is a method of the {other}, not of the {role}")
+        else:
+            import difflib  # only for a handler with unknown async methods
+
+            close = difflib.get_close_matches(name, sorted(own), n=1, cutoff=0.85)
+            if close:
+                problems.append(f"{name} is no ACP {role} method; did you mean {close[0]}?")
+    if problems:
+        raise HandlerError(f"{cls.__name__} bound as the {role}: " + "; ".join(problems))
+    _CHECKED.add((role, cls))

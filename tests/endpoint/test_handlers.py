@@ -1,0 +1,258 @@
+"""Handlers at bind time, extension methods both ways, and who is blamed for an error.
+
+Real connections over a memory stream pair: the client is the typed fixture
+(tests/fixtures/typed_client.py, also checked by ``mypy --strict``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+from pydantic import BaseModel
+
+from acp_v1 import Unknown, models as m
+from acp_v1.interfaces import Agent, Client
+from acp_v1.peers import ClientPeer
+from acpwire.endpoint import AcpEndpoint
+from acpwire.handlers import HandlerError, ext_method, ext_notification
+from acpwire.link import AgentConnection, ClientConnection, InvalidResult
+from acpwire.rpc import RpcError, memory_pair
+from tests.fixtures.typed_client import StatusReply, Viewer, describe, stop_text
+
+pytestmark = pytest.mark.anyio
+
+
+class Ready(BaseModel):
+    level: int
+
+
+class Agentish(Agent):
+    def __init__(self, client: ClientPeer) -> None:
+        self.client = client
+        self.notes: list[object] = []
+
+    async def session_prompt(self, params: m.PromptRequest) -> m.PromptResponse:
+        # The handler's own bug: a model built wrongly (not the peer's params).
+        m.PromptResponse.model_validate({"stopReason": 7})
+        return m.PromptResponse(stop_reason="end_turn")
+
+    async def session_fork(self, params: m.ForkSessionRequest) -> m.ForkSessionResponse:
+        return m.ForkSessionResponse(session_id="fork-1")
+
+    @ext_method("_agent.example/ready")
+    async def ready(self, params: object) -> StatusReply:
+        return StatusReply(ready=True)
+
+    @ext_method("_agent.example/level")
+    async def level(self, params: Ready) -> dict[str, int]:
+        return {"twice": params.level * 2}
+
+    @ext_notification("_agent.example/note")
+    async def note(self, params: Ready) -> None:
+        self.notes.append(params)
+
+
+# -- bind time ---------------------------------------------------------------------
+
+
+def test_a_misspelled_handler_is_refused_with_the_name_meant() -> None:
+    class Typo(Agent):
+        async def session_promt(self, params: m.PromptRequest) -> m.PromptResponse:
+            return m.PromptResponse(stop_reason="end_turn")
+
+    with pytest.raises(
+        HandlerError, match="session_promt is no ACP agent method; did you mean session_prompt"
+    ):
+        AcpEndpoint("agent", Typo())
+
+
+def test_sdk_names_and_the_other_roles_methods_are_refused() -> None:
+    class SdkStyle:
+        async def prompt(self, params: object) -> object:
+            return {}
+
+        async def new_session(self, params: object) -> object:
+            return {}
+
+        async def session_update(self, params: object) -> None:
+            return None
+
+    with pytest.raises(HandlerError) as caught:
+        AcpEndpoint("agent", SdkStyle())
+    text = str(caught.value)
+    assert "prompt is the official SDK's name; acpwire calls session_prompt" in text
+    assert "new_session is the official SDK's name; acpwire calls session_new" in text
+    assert "session_update is a method of the client, not of the agent" in text
+
+
+def test_a_client_cannot_be_bound_as_the_agent() -> None:
+    with pytest.raises(HandlerError, match="Viewer is an ACP client"):
+        AcpEndpoint("agent", Viewer(agent=None))  # type: ignore[arg-type]
+
+
+def test_helpers_and_right_names_bind() -> None:
+    class Fine(Agent):
+        async def session_new(self, params: m.NewSessionRequest) -> m.NewSessionResponse:
+            return m.NewSessionResponse(session_id="s")
+
+        async def refresh_cache(self) -> None:  # an unrelated helper is no protocol method
+            return None
+
+        def session_prompt_count(self) -> int:  # not async: never taken for a handler
+            return 0
+
+    assert AcpEndpoint("agent", Fine()).implements("session/new")
+
+
+def test_sdk_aliases_name_real_handlers() -> None:
+    from acp_v1 import methods
+    from acpwire.handlers import _SDK_NAMES
+
+    for role, names in _SDK_NAMES.items():
+        tables = (
+            (methods.AGENT_REQUESTS, methods.AGENT_NOTIFICATIONS)
+            if role == "agent"
+            else (methods.CLIENT_REQUESTS, methods.CLIENT_NOTIFICATIONS)
+        )
+        handlers = {spec.handler for table in tables for spec in table.values()}
+        assert set(names.values()) <= handlers, role
+
+
+# -- over a connection -----------------------------------------------------------------
+
+
+@asynccontextmanager
+async def linked(
+    *, unstable: bool = False, client: Callable[[Any], Client] = Viewer
+) -> AsyncIterator[tuple[AgentConnection[Agentish], ClientConnection[Any]]]:
+    (a_recv, a_send), (c_recv, c_send) = memory_pair()
+    agent = AgentConnection(Agentish, a_recv, a_send, unstable=unstable)
+    viewer = ClientConnection(client, c_recv, c_send)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(agent.serve)
+        tg.start_soon(viewer.serve)
+        with anyio.fail_after(5):
+            yield agent, viewer
+        tg.cancel_scope.cancel()
+
+
+async def test_extension_requests_and_notifications_both_ways() -> None:
+    async with linked() as (agent, client):
+        viewer = client.handler
+        assert isinstance(viewer, Viewer)
+        # agent -> client: typed request to the client's decorated method
+        reply = await agent.peer.ext_request(
+            "_viewer.example/status", {"verbose": True}, result_type=StatusReply
+        )
+        assert reply == StatusReply(ready=True, detail="0 chunks")
+        await agent.peer.ext_notify("_viewer.example/ping", {"n": 1})
+        # client -> agent
+        assert await viewer.ask_agent() is True
+        assert await client.peer.ext_request("_agent.example/level", {"level": 21}) == {"twice": 42}
+        await client.peer.ext_notify("_agent.example/note", {"level": 3})
+        await client.peer.ext_request("_agent.example/ready")  # notifications arrive in order
+        assert agent.handler.notes == [Ready(level=3)]
+        assert viewer.pings == [{"n": 1}]
+        with pytest.raises(RpcError) as bad:
+            await client.peer.ext_request("_agent.example/level", {"level": "high"})
+        assert bad.value.code == -32602
+        with pytest.raises(RpcError) as unknown:
+            await client.peer.ext_request("_agent.example/nothing")
+        assert unknown.value.code == -32601
+
+
+async def test_the_extension_hook_gets_the_wire_name() -> None:
+    seen: list[tuple[str, object]] = []
+
+    class Hook:
+        async def ext_method(self, method: str, params: object) -> object:
+            seen.append((method, params))
+            return {"ok": True}
+
+        async def ext_notification(self, method: str, params: object) -> None:
+            seen.append((method, params))
+
+    (a_recv, a_send), (c_recv, c_send) = memory_pair()
+    agent = AgentConnection(Agentish, a_recv, a_send, extensions=Hook())
+    client = ClientConnection(Viewer, c_recv, c_send)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(agent.serve)
+        tg.start_soon(client.serve)
+        with anyio.fail_after(5):
+            assert await client.peer.ext_request("_other/thing", {"a": 1}) == {"ok": True}
+            await client.peer.ext_notify("_other/note", {"b": 2})
+            await client.peer.ext_request("_agent.example/ready")
+        tg.cancel_scope.cancel()
+    assert seen == [("_other/thing", {"a": 1}), ("_other/note", {"b": 2})]
+
+
+async def test_the_handlers_own_validation_error_is_an_internal_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with linked() as (_, client):
+        with caplog.at_level(logging.ERROR), pytest.raises(RpcError) as ours:
+            await client.peer.session_prompt(
+                m.PromptRequest(session_id="s", prompt=[m.ContentBlockText(text="x")])
+            )
+        assert ours.value.code == -32603
+        assert "Traceback" in caplog.text and "the session/prompt handler" in caplog.text
+        with pytest.raises(RpcError) as theirs:
+            await client.connection.request("session/prompt", {"sessionId": "s", "prompt": 5})
+        assert theirs.value.code == -32602
+        assert "prompt" in theirs.value.message
+
+
+async def test_an_implemented_unstable_method_is_logged_as_not_enabled(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with linked(unstable=False) as (_, client):
+        with caplog.at_level(logging.INFO), pytest.raises(RpcError) as refused:
+            await client.peer.session_fork(
+                m.ForkSessionRequest(session_id="s", cwd="/tmp", mcp_servers=[])
+            )
+        assert refused.value.code == -32601
+        assert "unstable method not enabled" in caplog.text
+        assert "unknown method 'session/fork'" not in caplog.text
+
+
+async def test_a_peers_invalid_result_names_method_and_field() -> None:
+    class Liar(Client):
+        def __init__(self, agent: object) -> None:
+            pass
+
+        async def fs_read_text_file(self, params: m.ReadTextFileRequest) -> m.ReadTextFileResponse:
+            return {"content": 42}  # type: ignore[return-value]
+
+    async with linked(client=Liar) as (agent, _):
+        with pytest.raises(InvalidResult) as caught:
+            await agent.peer.fs_read_text_file(m.ReadTextFileRequest(session_id="s", path="/x"))
+        assert (caught.value.method, caught.value.field) == ("fs/read_text_file", "content")
+
+
+async def test_unknown_values_reach_the_handler_and_the_natural_dispatch() -> None:
+    async with linked() as (agent, client):
+        lines = [
+            {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t", "status": "completed"},
+            {"sessionUpdate": "tool_call_update", "toolCallId": "c2", "status": "paused"},
+            {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}},
+            {"sessionUpdate": "vendor_banner", "text": "!"},
+        ]
+        for update in lines:
+            await agent.connection.notify("session/update", {"sessionId": "s", "update": update})
+        await agent.peer.ext_request("_viewer.example/status", {})  # after the notifications
+        viewer = client.handler
+        assert isinstance(viewer, Viewer)
+        assert viewer.tools == {"c1": "completed", "c2": "unknown:paused"}
+        assert viewer.text == ["hi"]
+        assert viewer.unknown == ["vendor_banner"]
+    assert describe(Unknown("x")) == "unknown:x"
+    assert (
+        stop_text(m.PromptResponse.model_validate_json(json.dumps({"stopReason": "later"})))
+        == "later"
+    )
