@@ -72,6 +72,12 @@ class AccessMemory:
         self._reads: set[str] = set()
         self._tools: set[str] = set()
 
+    @property
+    def holds_session_state(self) -> bool:
+        """Whether it holds grants of this session only (lost if the session is unloaded)."""
+        with self._lock:
+            return bool(self._reads or self._tools)
+
     def read_allowed(self, resolved: str) -> bool:
         with self._lock:
             return resolved in self._reads

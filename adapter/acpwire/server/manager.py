@@ -8,6 +8,8 @@ silently created session.
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import logging
 import threading
 import uuid
@@ -26,6 +28,17 @@ logger = logging.getLogger(__name__)
 
 MAX_OPEN_SESSIONS = 32
 """Sessions kept in memory before idle ones are unloaded (they stay in the database)."""
+
+
+def _release_free_memory() -> None:
+    """``malloc_trim(0)`` where the C library has it (glibc): freed memory goes back to
+    the system instead of staying in the allocator's per-thread arenas."""
+    try:
+        libc = ctypes.CDLL(None)
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
 
 
 class SessionManager:
@@ -280,6 +293,10 @@ class SessionManager:
             for state in chosen:
                 self.close(state.id)
         if chosen:
+            # An agent and its closures can form cycles: collect them now rather than at
+            # some later collection, then hand the freed pages back (glibc keeps them).
+            gc.collect()
+            _release_free_memory()
             logger.debug("unloaded %d idle session(s) from memory", len(chosen))
         return len(chosen)
 
