@@ -219,5 +219,15 @@ async def new_session(
     return made.session_id
 
 
+def tool_statuses(editor: Editor, session: str) -> dict[str, list[str]]:
+    """Tool call id -> the statuses the editor saw it go through (start first)."""
+    seen: dict[str, list[str]] = {}
+    for n in editor.updates[session]:
+        u = n.update
+        if isinstance(u, m.SessionUpdateToolCall | m.SessionUpdateToolCallUpdate):
+            seen.setdefault(u.tool_call_id, []).append(str(u.status))
+    return seen
+
+
 def text_prompt(session: str, text: str) -> m.PromptRequest:
     return m.PromptRequest(session_id=session, prompt=[m.ContentBlockText(text=text)])

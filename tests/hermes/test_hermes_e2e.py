@@ -21,7 +21,6 @@ from acpwire.rpc import RpcError
 from bench.model_server import BenchModelServer
 from tests.hermes.hermes_rig import (
     STEP_S,
-    Editor,
     backend,
     hermes_env,
     model_server,
@@ -29,6 +28,7 @@ from tests.hermes.hermes_rig import (
     rig_dirs,
     text_prompt,
     tool_call,
+    tool_statuses,
 )
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.timeout(240)]
@@ -67,16 +67,6 @@ def dirs(tmp_path: Path) -> dict[str, Path]:
     (paths["work"] / "junk_dir").mkdir()
     (paths["work"] / "notes.txt").write_text("alpha\n")
     return paths
-
-
-def _by_call(editor: Editor, session: str) -> dict[str, list[str]]:
-    """Tool call id -> the statuses it went through (start first)."""
-    seen: dict[str, list[str]] = {}
-    for n in editor.updates[session]:
-        u = n.update
-        if isinstance(u, m.SessionUpdateToolCall | m.SessionUpdateToolCallUpdate):
-            seen.setdefault(u.tool_call_id, []).append(str(u.status))
-    return seen
 
 
 def _diffs(request: m.RequestPermissionRequest) -> list[tuple[str, str | None, str]]:
@@ -123,7 +113,7 @@ async def test_conversation_tools_approvals_commands_and_replay(
         with anyio.fail_after(STEP_S):
             done = await link.peer.session_prompt(text_prompt(sid, "PLAN the work"))
         assert done.stop_reason == "end_turn"
-        calls = _by_call(ed, sid)
+        calls = tool_statuses(ed, sid)
         for call_id in ("call_todo", "call_write", "call_patch", "call_v4a"):
             assert calls[call_id][-1] == "completed", (call_id, calls[call_id])
             assert calls[call_id].count("completed") == 1
@@ -150,7 +140,7 @@ async def test_conversation_tools_approvals_commands_and_replay(
         (asked,) = [r for r in ed.permissions if r.tool_call.kind == "execute"]
         assert "rm -rf ./junk_dir" in (asked.tool_call.title or "")
         assert asked.tool_call.tool_call_id == "call_rm"
-        assert _by_call(ed, sid)["call_rm"][-1] == "failed"
+        assert tool_statuses(ed, sid)["call_rm"][-1] == "failed"
         assert (work / "junk_dir").is_dir()
 
         with anyio.fail_after(STEP_S):
@@ -173,7 +163,7 @@ async def test_conversation_tools_approvals_commands_and_replay(
             await link.peer.session_load(
                 m.LoadSessionRequest(session_id=sid, cwd=str(work), mcp_servers=[])
             )
-        replayed = _by_call(ed, sid)
+        replayed = tool_statuses(ed, sid)
         assert replayed["call_rm"] == ["in_progress", "failed"]
         assert ed.of(sid, m.SessionUpdateUserMessageChunk)  # the conversation came back
         with anyio.fail_after(STEP_S):
@@ -213,10 +203,10 @@ async def test_cancel_stops_replies_and_commands_and_never_sticks(
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(prompt, "SLEEPY command")
-                await ed.wait_until(lambda: "call_sleep" in _by_call(ed, sid))
+                await ed.wait_until(lambda: "call_sleep" in tool_statuses(ed, sid))
                 await link.peer.session_cancel(cancel)
             assert last_stop() == "cancelled"
-            assert _by_call(ed, sid)["call_sleep"][-1] == "failed"
+            assert tool_statuses(ed, sid)["call_sleep"][-1] == "failed"
 
             before = ed.text(sid)
             await prompt("greet me again")
@@ -269,4 +259,4 @@ async def test_overriding_a_smart_denial_covers_one_run_only(
                 asked = ed.permissions[-1]
                 assert [o.option_id for o in asked.options] == ["allow_once", "deny"]
                 assert not junk.exists()  # allowed once: it ran
-            assert _by_call(ed, sid)["call_rm2"][-1] == "completed"
+            assert tool_statuses(ed, sid)["call_rm2"][-1] == "completed"

@@ -26,6 +26,7 @@ from tests.hermes.hermes_rig import (
     new_session,
     rig_dirs,
     text_prompt,
+    tool_statuses,
 )
 from tests.hermes.hermes_state_rig import HERMES_ACP_SESSION, hermes_run, messages, session_row
 
@@ -58,15 +59,6 @@ OLD_HISTORY: list[dict[str, Any]] = [
 def llm() -> Iterator[BenchModelServer]:
     with model_server(RULES) as server:
         yield server
-
-
-def _statuses(editor: Editor, session: str) -> dict[str, list[str]]:
-    seen: dict[str, list[str]] = {}
-    for n in editor.updates[session]:
-        u = n.update
-        if isinstance(u, m.SessionUpdateToolCall | m.SessionUpdateToolCallUpdate):
-            seen.setdefault(u.tool_call_id, []).append(str(u.status))
-    return seen
 
 
 @pytest.mark.anyio
@@ -104,7 +96,7 @@ async def test_hermes_acp_sessions_are_taken_over_and_acpwire_sessions_reach_sta
         assert ed.text(old, m.SessionUpdateUserMessageChunk) == "hello from hermes-acp"
         assert ed.text(old, m.SessionUpdateAgentThoughtChunk) == "Let me look at the note."
         assert ed.text(old) == "The note says alpha."
-        assert _statuses(ed, old) == {"call_old": ["in_progress", "completed"]}
+        assert tool_statuses(ed, old) == {"call_old": ["in_progress", "completed"]}
         with anyio.fail_after(STEP_S):
             done = await link.peer.session_prompt(text_prompt(old, "greet the old session"))
         assert done.stop_reason == "end_turn"

@@ -57,6 +57,19 @@ def child_env(home: Path) -> dict[str, str]:
     }
 
 
+def destructive_command_turn(tmp_path: Path) -> tuple[Path, list[JsonObject]]:
+    """A workspace holding ``victim/`` and a model script whose first reply runs a command
+    deleting it (and touching ``ran``), then says "Done.": what an approval must stop."""
+    work = (tmp_path / "work").resolve()
+    (work / "victim").mkdir(parents=True)
+    command = f"rm -rf {work}/victim && touch {work}/ran"
+    script: list[JsonObject] = [
+        {"tool_calls": [{"id": "call-1", "name": "terminal", "arguments": {"command": command}}]},
+        {"text": "Done."},
+    ]
+    return work, script
+
+
 def request(msg_id: int | str, method: str, params: JsonObject | None = None) -> JsonObject:
     message: JsonObject = {"jsonrpc": "2.0", "id": msg_id, "method": method}
     if params is not None:

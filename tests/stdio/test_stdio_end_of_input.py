@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -21,6 +20,7 @@ from tests.stdio.stdio_support import (
     EXIT_TIMEOUT,
     STEP_TIMEOUT,
     child_env,
+    destructive_command_turn,
     parse_lines,
     raw_child,
     write_home,
@@ -31,13 +31,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
 
 async def test_stdin_closed_during_a_permission_request_ends_the_process(tmp_path: Path) -> None:
-    work = (tmp_path / "work").resolve()
-    (work / "victim").mkdir(parents=True)
-    command = f"rm -rf {work}/victim && touch {work}/ran"
-    script: list[dict[str, Any]] = [
-        {"tool_calls": [{"id": "call-1", "name": "terminal", "arguments": {"command": command}}]},
-        {"text": "Done."},
-    ]
+    work, script = destructive_command_turn(tmp_path)
     stderr_path = tmp_path / "stderr.log"
     with FakeLLM(script) as llm:
         home = write_home(tmp_path / "home", llm.base_url)

@@ -25,6 +25,7 @@ from tests.stdio.stdio_support import (
     RawPeer,
     child_env,
     closed_port,
+    destructive_command_turn,
     parse_lines,
     raw_child,
     write_home,
@@ -167,13 +168,7 @@ def _option(request: JsonObject, kind: str) -> str:
 
 
 async def test_junk_behind_a_cancel_and_a_boolean_id_answer_change_nothing(tmp_path: Path) -> None:
-    work = (tmp_path / "work").resolve()
-    (work / "victim").mkdir(parents=True)
-    command = f"rm -rf {work}/victim && touch {work}/ran"
-    script: list[dict[str, Any]] = [
-        {"tool_calls": [{"id": "call-1", "name": "terminal", "arguments": {"command": command}}]},
-        {"text": "Done."},
-    ]
+    work, script = destructive_command_turn(tmp_path)
     stderr_path = tmp_path / "stderr.log"
     with FakeLLM(script) as llm:
         home = write_home(tmp_path / "home", llm.base_url)
