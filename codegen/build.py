@@ -11,7 +11,7 @@ from pathlib import Path
 from .ir import SchemaSet, leniency, methods, open_unions
 from .layout import lay_out
 from .models import RUFF_SETTINGS, defined_names, generate_models
-from .render import render_all, render_models_init
+from .render import render_all, render_models_init, render_package_init
 from .shape import OPEN_TAGGED_UNIONS, shape
 
 LOCK_NAME = "schema.lock.json"
@@ -82,63 +82,6 @@ def _ruff_format(files: dict[str, str], package: str) -> dict[str, str]:
         return {name: (folder / name).read_text() for name in files}
 
 
-PACKAGE_INIT = '''
-The public names, each loaded on first use: ``models`` (every schema type), ``Agent`` /
-``Client`` (the interfaces a handler implements), ``AgentPeer`` / ``ClientPeer`` (typed
-senders), the method table (``METHODS``, ``MethodSpec``) and ``PROTOCOL_VERSION``;
-``Unknown`` (an open-enum value or variant tag this protocol version does not define)
-and ``DECODE`` (the validation context for data decoded from the wire).
-"""
-
-import importlib
-from typing import TYPE_CHECKING
-
-from ._lazy import lazy_attributes
-from .methods import PROTOCOL_VERSION
-
-if TYPE_CHECKING:
-    from . import dispatch as dispatch, models as models
-    from .interfaces import Agent as Agent, Client as Client
-    from ._open import DECODE as DECODE, Unknown as Unknown
-    from .methods import METHODS as METHODS, MethodSpec as MethodSpec
-    from .peers import AgentPeer as AgentPeer, ClientPeer as ClientPeer
-
-__all__ = [
-    "DECODE",
-    "METHODS",
-    "PROTOCOL_VERSION",
-    "Agent",
-    "AgentPeer",
-    "Client",
-    "ClientPeer",
-    "MethodSpec",
-    "Unknown",
-    "dispatch",
-    "models",
-]
-
-if not TYPE_CHECKING:  # type checkers read the imports above, and know no other names
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        {
-            "Agent": "interfaces",
-            "Client": "interfaces",
-            "AgentPeer": "peers",
-            "ClientPeer": "peers",
-            "METHODS": "methods",
-            "MethodSpec": "methods",
-            "DECODE": "_open",
-            "Unknown": "_open",
-        },
-        {
-            "dispatch": lambda: importlib.import_module(f"{__name__}.dispatch"),
-            "models": lambda: importlib.import_module(f"{__name__}.models"),
-        },
-    )
-'''
-"""``acp_v1/__init__.py`` after its header, whose docstring it continues."""
-
-
 def build(schema_dir: Path, package: str = "acp_v1") -> dict[str, str]:
     schemas = SchemaSet.load(schema_dir)
     lock = read_lock(schema_dir, schemas)
@@ -153,7 +96,7 @@ def build(schema_dir: Path, package: str = "acp_v1") -> dict[str, str]:
         name: text.replace(header("methods.py", lock), header(name, lock), 1)
         for name, text in files.items()
     }
-    files["__init__.py"] = header("__init__.py", lock).removesuffix('"""') + PACKAGE_INIT
+    files["__init__.py"] = render_package_init(header("__init__.py", lock))
     model_files = generate_models(layout, rules, header("models/*", lock), unions, package)
     defined = {name.removesuffix(".py"): defined_names(text) for name, text in model_files.items()}
     files["models/__init__.py"] = render_models_init(

@@ -179,3 +179,9 @@ def render_models_init(header: str, defined: dict[str, list[str]]) -> str:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=True) + "\n"
+
+
+def render_package_init(header: str) -> str:
+    """``acp_v1/__init__.py``: the package's public names, its text continuing the
+    header's docstring."""
+    return _env().get_template("package_init.py.j2").render(header=header.removesuffix('"""'))
