@@ -166,7 +166,10 @@ def make_settings(
     extra: Mapping[str, Any] | None = None,
     workers: int = 32,
     tools: ToolLimits | None = None,
+    fields: Mapping[str, Any] | None = None,
 ) -> Settings:
+    """Test settings; ``extra`` goes to config.toml's values, ``fields`` to the
+    :class:`Settings` fields themselves (``sensitive_paths``, ``env_passthrough``...)."""
     values: dict[str, Any] = {"context_window": 32768}
     if model:
         values["model"] = model
@@ -179,6 +182,7 @@ def make_settings(
         approval_timeout_s=approval_timeout,
         workers=workers,
         tools=tools or ToolLimits(),
+        **(fields or {}),
     )
 
 
@@ -209,13 +213,15 @@ async def connected(
     init: bool = True,
     editor: type[EditorClient] = EditorClient,
     client_name: str = "test-editor",
+    real_mcp: bool = False,
 ) -> AsyncIterator[ClientConnection[EditorClient]]:
     """A connected editor (initialized unless ``init`` is False) talking to a backend
-    over memory streams."""
+    over memory streams (``real_mcp``: with the MCP host the backend builds itself)."""
     (a_recv, a_send), (c_recv, c_send) = memory_pair()
     client = ClientConnection(editor, c_recv, c_send)
+    host = None if real_mcp else mcp or NoMcp()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: serve(runtime, a_recv, a_send, mcp=mcp or NoMcp(), unstable=unstable))
+        tg.start_soon(lambda: serve(runtime, a_recv, a_send, mcp=host, unstable=unstable))
         tg.start_soon(client.serve)
         if init:
             await initialize(client, caps=caps, client_name=client_name)
@@ -286,11 +292,14 @@ async def rig(
     client_name: str = "test-editor",
     editor: type[EditorClient] = EditorClient,
     tools: ToolLimits | None = None,
+    fields: Mapping[str, Any] | None = None,
+    real_mcp: bool = False,
 ) -> AsyncIterator[Rig]:
     """A FakeLLM, a Runtime with its home in ``tmp_path/home`` and a connected editor
     (``editor``: a subclass answering differently).
 
-    ``hold_models``: the model list is not served until ``rig.llm.models_open`` is set."""
+    ``hold_models``: the model list is not served until ``rig.llm.models_open`` is set;
+    ``fields``: :class:`Settings` fields; ``real_mcp``: the backend's own MCP host."""
     with FakeLLM(script, rules=rules, models=models) as llm:
         if hold_models:
             llm.models_open.clear()
@@ -301,11 +310,17 @@ async def rig(
             extra=extra,
             workers=workers,
             tools=tools,
+            fields=fields,
         )
         runtime = Runtime.create(settings)
         try:
             async with connected(
-                runtime, caps=caps, unstable=unstable, client_name=client_name, editor=editor
+                runtime,
+                caps=caps,
+                unstable=unstable,
+                client_name=client_name,
+                editor=editor,
+                real_mcp=real_mcp,
             ) as connection:
                 if not hold_models:
                     await models_listed(runtime)

@@ -4,6 +4,10 @@ passthrough list and ordinary variables stay."""
 
 from __future__ import annotations
 
+import pytest
+
+from acp_v1 import models as m
+from acpwire.mcp.transports import UnsupportedServer, stdio_environment
 from acpwire.sandbox import SecretSpec, looks_secret, scrubbed_env
 from acpwire.sandbox.environment import command_env
 
@@ -47,3 +51,14 @@ def test_names_that_look_like_credentials() -> None:
         assert looks_secret(name), name
     for name in ("PATH", "KEYBOARD", "GIT_AUTHOR_EMAIL", "PWD", "LANG", "DISPLAY"):
         assert not looks_secret(name), name
+
+
+def test_mcp_servers_get_the_same_rule_and_the_editor_s_variables() -> None:
+    spec = SecretSpec.of(names=["FROM_DOTENV"], values=["sk-config"], passthrough=["CI_TOKEN"])
+    given = [m.EnvVariable(name="SERVER_TOKEN", value="from-the-editor")]
+    env = stdio_environment(given, spec)
+    assert {k: v for k, v in env.items() if k != "SERVER_TOKEN"} == scrubbed_env(spec)
+    assert env["SERVER_TOKEN"] == "from-the-editor"  # the editor is trusted
+    assert "OPENAI_API_KEY" not in stdio_environment([])
+    with pytest.raises(UnsupportedServer):
+        stdio_environment([m.EnvVariable(name="A=B", value="1")], spec)

@@ -33,6 +33,8 @@ from .registry import registry_of
 from .session import LateStart, McpSession
 
 if TYPE_CHECKING:  # the MCP SDK is imported when a first server starts (cold start)
+    from acpwire.sandbox.environment import SecretSpec
+
     from .connection import ServerConnection
     from .registry import ToolSink
 
@@ -62,7 +64,12 @@ class McpServerHost:
         start_timeout: float = 20.0,
         call_timeout: float = 120.0,
         close_timeout: float = 10.0,
+        secrets: SecretSpec | None = None,
     ) -> None:
+        """``secrets``: what stdio servers' environment leaves out, as for shell commands
+        (:func:`acpwire.sandbox.environment.secret_spec` of the settings; None: acpwire's
+        key and every variable that looks like a secret, nothing passed through)."""
+        self.secrets = secrets
         self.start_timeout = start_timeout
         self.call_timeout = call_timeout
         self.close_timeout = close_timeout
@@ -144,7 +151,9 @@ class McpServerHost:
         outcomes: list[ServerConnection | str] = []
         for server in servers:
             try:
-                opener = opener_for(server, state.cwd, timeout=self.start_timeout)
+                opener = opener_for(
+                    server, state.cwd, timeout=self.start_timeout, secrets=self.secrets
+                )
             except UnsupportedServer as exc:
                 outcomes.append(str(exc))
                 continue

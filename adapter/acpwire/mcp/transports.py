@@ -1,9 +1,11 @@
 """Opening the client transport for one ACP ``McpServer`` entry.
 
 * stdio: the command runs in the session's cwd with the client's environment variables
-  over a minimal inherited environment (the SDK's safe set plus locale, temp dir and
-  time zone), so the agent's own secrets do not leak into third-party servers; its
-  stderr goes to ours (never to stdout, which carries ACP);
+  over acpwire's environment scrubbed as for shell commands
+  (:func:`acpwire.sandbox.environment.scrubbed_env`: no ``OPENAI_API_KEY``, nothing the
+  config home's ``.env`` defined, no variable that looks like a key, token or secret,
+  except the names in ``env_passthrough``), so the agent's own secrets do not leak into
+  third-party servers; its stderr goes to ours (never to stdout, which carries ACP);
 * http: the MCP streamable HTTP transport, with the client's headers;
 * sse: the legacy HTTP+SSE transport, with the client's headers;
 * acp (MCP over the ACP connection itself): not supported, reported as such.
@@ -23,18 +25,16 @@ from urllib.parse import urlsplit
 import httpx2
 from mcp.client._transport import TransportStreams  # the SDK's own name for the stream pair
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from acp_v1 import models as m
+from acpwire.sandbox.environment import SecretSpec, scrubbed_env
 
 Opener = Callable[[], AbstractAsyncContextManager[TransportStreams]]
 
 STREAM_READ_TIMEOUT = 300.0
 """Seconds an HTTP response stream may stay silent (the SDK's default for its streams)."""
-
-EXTRA_INHERITED_ENV = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
-"""Inherited by stdio servers on top of the SDK's default set (PATH, HOME, USER...)."""
 
 
 class UnsupportedServer(ValueError):
@@ -47,13 +47,12 @@ def transport_kind(server: m.McpServer) -> str:
     return server.type
 
 
-def stdio_environment(env: list[m.EnvVariable]) -> dict[str, str]:
-    """The full environment of a stdio server: the safe base with ``env`` over it."""
-    result = get_default_environment()
-    for key in EXTRA_INHERITED_ENV:
-        value = os.environ.get(key)
-        if value is not None:
-            result[key] = value
+def stdio_environment(
+    env: list[m.EnvVariable], secrets: SecretSpec | None = None
+) -> dict[str, str]:
+    """The full environment of a stdio server: ours without ``secrets`` (and what looks
+    like one, except the pass-through names), with the client's ``env`` over it."""
+    result = scrubbed_env(secrets)
     for variable in env:
         if not variable.name or "=" in variable.name or "\0" in variable.name + variable.value:
             raise UnsupportedServer(f"invalid environment variable {variable.name!r}")
@@ -76,13 +75,16 @@ def _check_url(url: str) -> None:
         raise UnsupportedServer(f"invalid URL {url!r}: expected an http:// or https:// URL")
 
 
-def _stdio_opener(server: m.McpServerStdio, cwd: str) -> Opener:
+def _stdio_opener(server: m.McpServerStdio, cwd: str, secrets: SecretSpec | None) -> Opener:
     if not server.command.strip():
         raise UnsupportedServer("empty command")
     if not os.path.isdir(cwd):
         raise UnsupportedServer(f"the session directory {cwd!r} does not exist")
     params = StdioServerParameters(
-        command=server.command, args=list(server.args), env=stdio_environment(server.env), cwd=cwd
+        command=server.command,
+        args=list(server.args),
+        env=stdio_environment(server.env, secrets),
+        cwd=cwd,
     )
     # Looked up per call: the process may have replaced sys.stderr since import.
     return lambda: stdio_client(params, errlog=sys.stderr)
@@ -118,10 +120,14 @@ def _sse_opener(server: m.McpServerSse, timeout: float) -> Opener:
     return open_sse
 
 
-def opener_for(server: m.McpServer, cwd: str, *, timeout: float) -> Opener:
-    """How to open ``server``; raises :class:`UnsupportedServer` when it cannot be."""
+def opener_for(
+    server: m.McpServer, cwd: str, *, timeout: float, secrets: SecretSpec | None = None
+) -> Opener:
+    """How to open ``server``; raises :class:`UnsupportedServer` when it cannot be.
+    ``secrets``: what a stdio server's environment leaves out (default: acpwire's key and
+    every variable that looks like a secret)."""
     if isinstance(server, m.McpServerStdio):
-        return _stdio_opener(server, cwd)
+        return _stdio_opener(server, cwd, secrets)
     if isinstance(server, m.McpServerHttp):
         return _http_opener(server, timeout)
     if isinstance(server, m.McpServerSse):

@@ -6,7 +6,9 @@ config home's ``.env`` defined), every variable whose value is a configured secr
 credential (a ``_``-separated part such as ``KEY``, ``TOKEN``, ``SECRET``, ``PASSWORD``,
 ``AUTH``, ``CREDENTIALS``...), and the variables that make ``bash`` run code before the
 command (``BASH_ENV``, ``ENV``, exported ``BASH_FUNC_*`` functions). Names the user lists
-in ``[backend] env_passthrough`` are kept whatever they look like.
+in ``[backend] env_passthrough`` are kept whatever they look like. The same rule, with
+the same list (:func:`secret_spec`), makes the environment of shell commands and of the
+MCP servers acpwire starts.
 """
 
 from __future__ import annotations
@@ -15,9 +17,19 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-__all__ = ["ALWAYS_SECRET", "SecretSpec", "command_env", "looks_secret", "scrubbed_env"]
+if TYPE_CHECKING:
+    from acpwire.config import Settings
+
+__all__ = [
+    "ALWAYS_SECRET",
+    "SecretSpec",
+    "command_env",
+    "looks_secret",
+    "scrubbed_env",
+    "secret_spec",
+]
 
 ALWAYS_SECRET: Final = frozenset({"OPENAI_API_KEY"})
 """acpwire's own credential variable (removed even when listed to pass through)."""
@@ -82,3 +94,15 @@ def command_env(
 ) -> dict[str, str]:
     """:func:`scrubbed_env` for a shell command: no pager, a dumb terminal."""
     return {**scrubbed_env(spec, environ), "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
+
+
+def secret_spec(settings: Settings) -> SecretSpec:
+    """What :func:`scrubbed_env` removes for these settings: ``OPENAI_API_KEY``, the names
+    the config home's ``.env`` defined, the configured ``api_key`` under any name; and
+    what it keeps anyway (``env_passthrough``)."""
+    api_key = settings.file_values.get("api_key")
+    return SecretSpec.of(
+        names=settings.secret_names,
+        values=[api_key] if isinstance(api_key, str) else [],
+        passthrough=settings.env_passthrough,
+    )

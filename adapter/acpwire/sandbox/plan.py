@@ -18,7 +18,7 @@ from acpwire.agent.tools.danger import dangerous_reason
 from acpwire.config import Settings
 from acpwire.sandbox.bwrap import bwrap_argv, env_argv
 from acpwire.sandbox.decide import READ_ONLY_GIT_ENV, Escalation, decide_command
-from acpwire.sandbox.environment import SecretSpec, command_env
+from acpwire.sandbox.environment import command_env, secret_spec
 from acpwire.sandbox.policy import workspace_policy
 from acpwire.sandbox.probe import SandboxStatus, sandbox_status
 
@@ -30,16 +30,6 @@ def config_homes(settings: Settings, env: Mapping[str, str] | None = None) -> li
     env = os.environ if env is None else env
     hermes = env.get("HERMES_HOME", "").strip()
     return [settings.home, Path(hermes).expanduser() if hermes else Path.home() / ".hermes"]
-
-
-def secret_spec(settings: Settings) -> SecretSpec:
-    """What :func:`~acpwire.sandbox.environment.scrubbed_env` removes for these settings."""
-    api_key = settings.file_values.get("api_key")
-    return SecretSpec.of(
-        names=settings.secret_names,
-        values=[api_key] if isinstance(api_key, str) else [],
-        passthrough=settings.env_passthrough,
-    )
 
 
 def plan_command(

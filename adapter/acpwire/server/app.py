@@ -27,6 +27,7 @@ from acpwire.private import (
 )
 from acpwire.probe import ConnectionProbe
 from acpwire.sandbox import sandbox_status
+from acpwire.sandbox.environment import secret_spec
 from acpwire.store import SessionStore, StoreError, open_session_store
 
 from .backend import AcpBackend
@@ -129,7 +130,11 @@ def build_backend(
     """The backend of one connection (and its MCP host, still to be entered), acting on
     the ``initialize`` the front desk answered."""
     runtime = station.runtime()
-    host: McpHost = station.mcp if station.mcp is not None else McpServerHost()
+    host: McpHost = (
+        station.mcp
+        if station.mcp is not None
+        else McpServerHost(secrets=secret_spec(runtime.settings))
+    )
     backend = AcpBackend(
         client,
         manager=runtime.manager,
