@@ -97,17 +97,52 @@ class CommandProposal:
 
 
 @dataclass(frozen=True, slots=True)
+class GuardReport:
+    """What the sandbox's check after a command did: the protected paths the command
+    created, each ``(path, why it is protected, where it was moved or None)``, and a
+    note when the check could not see everything."""
+
+    removed: tuple[tuple[str, str, str | None], ...] = ()
+    note: str = ""
+
+
+class GuardRefused(Exception):
+    """The sandbox cannot be set up for this run as it was planned; nothing ran.
+    ``report``: what the guard did all the same (left by an earlier command, moved)."""
+
+    def __init__(self, message: str, report: GuardReport | None = None) -> None:
+        super().__init__(message)
+        self.report = report or GuardReport()
+
+
+class CommandGuard(Protocol):
+    """The per-run part of a sandboxed command: set up right before it starts, checked
+    right after it ends (also when it failed, timed out or was cancelled)."""
+
+    def start(self) -> tuple[str, ...]:
+        """Prepare the sandbox for this run; the argv to start. Raises
+        :class:`GuardRefused` when it cannot."""
+        ...
+
+    def finish(self) -> GuardReport:
+        """Undo the preparation and check what the command left; called once per start."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
 class CommandPlan:
     """How one command runs, decided by whoever drives the agent (the backend: session
     mode, sandbox, secrets). ``ask`` is the reason to ask the user first (None: run it
     unasked); ``argv`` and ``env`` are the process to start (``argv`` empty: ``bash -c``
-    with ``env``)."""
+    with ``env``); ``guard``, when set, is started right before the run (its argv
+    replaces ``argv``) and finished right after."""
 
     ask: str | None
     argv: tuple[str, ...] = ()
     env: dict[str, str] | None = None
     sandboxed: bool = False
     leaves_sandbox: bool = False
+    guard: CommandGuard | None = None
 
 
 class EditorRefused(Exception):

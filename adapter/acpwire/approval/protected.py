@@ -10,8 +10,11 @@ Two layers, both here so there is a single source:
   file (worktrees, submodules) points to, bare repositories (a directory holding
   ``HEAD``, ``objects/`` and ``refs/``) and the directory ``core.hooksPath`` names.
 
-:func:`protected_dirs` lists the existing protected directories of a workspace (for a
-sandbox's read-only binds). Every comparison is case-insensitive, so a case variant on a
+:func:`protected_dirs` lists the existing protected directories at a workspace's top;
+:data:`PROTECTED_NAME` and :func:`protected_places` let a walk (the command sandbox's,
+:mod:`acpwire.sandbox.tree`) test tens of thousands of names fast before asking
+:func:`is_sensitive`, and :func:`repo_dirs` gives one nested repository's git
+directories. Every comparison is case-insensitive, so a case variant on a
 case-insensitive file system is caught too. Users can add globs, never remove an entry.
 """
 
@@ -24,7 +27,17 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePath
 from typing import Final
 
-__all__ = ["config_homes", "git_dirs", "is_sensitive", "protected_dirs", "protected_reason"]
+__all__ = [
+    "PROTECTED_NAME",
+    "config_homes",
+    "git_dirs",
+    "is_sensitive",
+    "protected_dirs",
+    "protected_name",
+    "protected_places",
+    "protected_reason",
+    "repo_dirs",
+]
 
 _DIRS: Final = frozenset({".git", ".ssh", ".gnupg", ".aws", ".husky", ".vscode", ".idea", ".envs"})
 """Directory names protected wherever they are (git hooks, keys, editor tasks, env dirs)."""
@@ -85,6 +98,34 @@ def _key(path: str | PurePath) -> str:
 def _under(full: str, prefix: str) -> bool:
     prefix = prefix.rstrip("/")
     return full == prefix or full.startswith(prefix + "/")
+
+
+PROTECTED_NAME: Final = re.compile(
+    "|".join(
+        [
+            *(re.escape(name) for name in sorted(_DIRS)),
+            _ENV_NAME.pattern,
+            _KEY_NAME.pattern,
+            ".*(?:" + "|".join(re.escape(suffix) for suffix in _KEY_SUFFIXES) + ")",
+        ]
+    ),
+    re.IGNORECASE | re.DOTALL,
+)
+"""Matches (``fullmatch``) every file name that is on the list by itself (a protected
+directory name, an environment file, a private key; also ``.pub`` halves, which
+:func:`is_sensitive` then lets go): a fast first test for walks."""
+
+
+def protected_name(name: str) -> bool:
+    """Whether :data:`PROTECTED_NAME` matches ``name`` (see there)."""
+    return PROTECTED_NAME.fullmatch(name) is not None
+
+
+def protected_places(homes: Iterable[str | PurePath] = ()) -> list[Path]:
+    """The protected places that are absolute paths: the config homes and the start-up
+    files and directories under the user's home (everything below them counts too)."""
+    user_home = Path.home()
+    return [*config_homes(homes), *(user_home / entry for entry in _HOME_FILES)]
 
 
 def is_sensitive(
@@ -190,6 +231,15 @@ def _repo_dirs(top: Path) -> Iterator[Path]:
         if hooks:
             hooks_dir = Path(os.path.expanduser(hooks))
             yield (hooks_dir if hooks_dir.is_absolute() else top / hooks_dir).resolve()
+
+
+def repo_dirs(top: Path) -> list[Path]:
+    """The git directories (resolved) and ``core.hooksPath`` directory of the repository
+    whose work tree (or bare git directory) is ``top`` alone; [] for none."""
+    try:
+        return list(dict.fromkeys(_repo_dirs(top)))
+    except (OSError, RuntimeError, ValueError):
+        return []
 
 
 def git_dirs(path: Path) -> list[Path]:

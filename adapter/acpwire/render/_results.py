@@ -214,6 +214,13 @@ def _shell(result: str, data: dict[str, Any] | None, args: dict[str, Any]) -> st
     stderr = text_of(data.get("stderr")).rstrip("\n")
     if stderr.strip():
         parts.append(fenced_within(stderr, ERROR_LIMIT, header="stderr:"))
+    removed = data.get("protected_paths_removed")
+    if isinstance(removed, list) and removed:
+        names = [text_of(item.get("path")) for item in removed if isinstance(item, dict)]
+        parts.append(
+            "Protected paths this command created were moved to acpwire's quarantine: "
+            + one_line(", ".join(names), 500)
+        )
     exit_code = data.get("exit_code", data.get("returncode"))
     if not parts:
         parts.append(NO_OUTPUT)

@@ -1,7 +1,9 @@
 """One command's :class:`~acpwire.agent.seam.CommandPlan` from the backend's settings.
 
 Joins the pieces: the decision (:mod:`.decide`), the policy paths (:mod:`.policy`), the
-bubblewrap argv (:mod:`.bwrap`) and the scrubbed environment (:mod:`.environment`). The
+bubblewrap argv (:mod:`.bwrap`), the scrubbed environment (:mod:`.environment`) and, for
+a sandboxed command, the guard that holds the protected paths at every depth and checks
+what the command left (:mod:`.guard`; a workspace too large for its walk is asked). The
 hidden homes are acpwire's config home and Hermes' (``$HERMES_HOME``, default
 ``~/.hermes``); the secrets are ``OPENAI_API_KEY``, the names the config home's ``.env``
 defined and the configured ``api_key``.
@@ -16,10 +18,10 @@ from pathlib import Path
 from acpwire.agent.seam import CommandPlan
 from acpwire.agent.tools.danger import dangerous_reason
 from acpwire.config import Settings
-from acpwire.sandbox.bwrap import bwrap_argv, env_argv
+from acpwire.sandbox.bwrap import env_argv
 from acpwire.sandbox.decide import READ_ONLY_GIT_ENV, Escalation, decide_command
 from acpwire.sandbox.environment import command_env, secret_spec
-from acpwire.sandbox.policy import workspace_policy
+from acpwire.sandbox.guard import SandboxGuard
 from acpwire.sandbox.probe import SandboxStatus, sandbox_status
 
 __all__ = ["config_homes", "plan_command", "secret_spec"]
@@ -56,14 +58,22 @@ def plan_command(
     )
     env = command_env(secret_spec(settings))
     if decision.sandboxed and status.bwrap is not None:
-        policy = workspace_policy(
-            cwd,
+        guard = SandboxGuard(
+            bwrap=status.bwrap,
+            command=command,
+            env=env,
+            cwd=cwd,
+            home=settings.home,
             hidden_homes=config_homes(settings),
             network=decision.network,
             extra_sensitive=settings.sensitive_paths,
         )
-        argv = bwrap_argv(status.bwrap, policy, command, env)
-        return CommandPlan(decision.ask, tuple(argv), env, True, decision.leaves_sandbox)
+        ask = decision.ask
+        problem = guard.survey()
+        if problem is not None:
+            guard.incomplete_ok = True  # the user is asked, told so
+            ask = f"{problem}; {ask}" if ask else problem
+        return CommandPlan(ask, (), env, True, decision.leaves_sandbox, guard)
     if decision.read_only:
         env = {**env, **READ_ONLY_GIT_ENV}
     argv = env_argv(env, ["bash", "-c", command])

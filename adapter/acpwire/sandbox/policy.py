@@ -5,23 +5,22 @@ session cwd and additional directories) and a private temp directory. Read-only:
 rest of the file system, and inside each root the git directories of the repositories
 enclosing it (:func:`acpwire.approval.protected.git_dirs`: ``.git``, the ``gitdir:``
 target of a worktree or submodule and its common directory, a bare repository, the
-directory ``core.hooksPath`` names) and the entries at its top level that acpwire's
-protected-path list names (:func:`acpwire.approval.protected.is_sensitive`), and, when the user's home lies inside a
-root, its start-up and autostart files (:data:`HOME_PERSISTENCE`). Not even readable: acpwire's config home,
-Hermes' home, the user's credential stores and ``/run`` (sockets). No network unless
-allowed.
+directory ``core.hooksPath`` names), the protected paths found below it (``protected``:
+the walk of :mod:`acpwire.sandbox.guard`, placeholders included) and, when the user's
+home lies inside a root, its start-up and autostart files (:data:`HOME_PERSISTENCE`).
+Not even readable: acpwire's config home, Hermes' home, the user's credential stores and
+``/run`` (sockets). No network unless allowed.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from acpwire.approval.protected import git_dirs, is_sensitive
+from acpwire.approval.protected import git_dirs
 
 __all__ = [
     "CREDENTIAL_DIRS",
@@ -29,9 +28,8 @@ __all__ = [
     "HOME_PERSISTENCE",
     "SandboxPolicy",
     "workspace_policy",
+    "writable_roots",
 ]
-
-_log = logging.getLogger(__name__)
 
 CREDENTIAL_DIRS: Final = (".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".config/gcloud")
 """Directories of the user's home hidden from sandboxed commands (an empty tmpfs instead)."""
@@ -54,8 +52,6 @@ socket in it, and ``/run`` holds the sockets that would run code outside the san
 RESOLVER_DIRS: Final = ("/run/systemd/resolve", "/run/resolvconf", "/run/NetworkManager")
 """Shown again (read-only) to a command allowed the network: ``/etc/resolv.conf`` often
 links into them."""
-_SCAN_LIMIT: Final = 2000
-"""Top-level entries of one root checked against the protected list (a huge root is cut)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,23 +69,6 @@ class SandboxPolicy:
     """Bound read-only again after the hiding (the resolver's files, with network)."""
 
 
-def _protected_entries(root: Path, extra: Iterable[str]) -> list[Path]:
-    patterns = tuple(extra)
-    found: list[Path] = []
-    try:
-        with os.scandir(root) as entries:
-            for count, entry in enumerate(entries):
-                if count >= _SCAN_LIMIT:
-                    _log.warning("sandbox: %s has over %d entries; scan cut", root, _SCAN_LIMIT)
-                    break
-                path = root / entry.name
-                if is_sensitive(path, patterns) is not None:
-                    found.append(path.resolve())
-    except OSError as exc:
-        _log.warning("sandbox: cannot list %s: %s", root, exc)
-    return found
-
-
 def _within(path: Path, roots: Iterable[Path]) -> bool:
     """Inside a writable root (anything else is read-only already; binding it again would
     show the host's ``/tmp`` over the private one)."""
@@ -100,27 +79,31 @@ def _unique(paths: Iterable[Path]) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(paths))
 
 
+def writable_roots(cwd: str, roots: Iterable[str] = ()) -> tuple[Path, ...]:
+    """The writable roots of a command run in ``cwd``: it and ``roots``, resolved."""
+    return _unique(Path(raw).resolve() for raw in (cwd, *roots))
+
+
 def workspace_policy(
     cwd: str,
     *,
     roots: Iterable[str] = (),
     hidden_homes: Iterable[Path] = (),
     network: bool = False,
-    extra_sensitive: Iterable[str] = (),
+    protected: Iterable[Path] = (),
     env: Mapping[str, str] | None = None,
 ) -> SandboxPolicy:
     """The policy for a command run in ``cwd`` (a workspace root) with ``roots`` also
-    writable; ``hidden_homes`` (config homes) and the user's credential stores are hidden."""
+    writable and ``protected`` (existing paths inside them) read-only; ``hidden_homes``
+    (config homes) and the user's credential stores are hidden."""
     env = os.environ if env is None else env
-    writable = _unique(Path(raw).resolve() for raw in (cwd, *roots))
-    extra = tuple(extra_sensitive)
-    protected: list[Path] = []
+    writable = writable_roots(cwd, roots)
+    read_only = list(protected)
     for root in writable:
-        protected += git_dirs(root)
-        protected += _protected_entries(root, extra)
+        read_only += git_dirs(root)
     user_home = Path(env.get("HOME") or Path.home()).resolve()
     if any(user_home.is_relative_to(root) for root in writable):
-        protected += [user_home / name for name in HOME_PERSISTENCE]
+        read_only += [user_home / name for name in HOME_PERSISTENCE]
     dirs = [Path(home).expanduser().resolve() for home in hidden_homes]
     dirs += [(user_home / name).resolve() for name in CREDENTIAL_DIRS]
     dirs += [Path(name) for name in SOCKET_DIRS if not Path(name).is_symlink()]
@@ -129,7 +112,7 @@ def workspace_policy(
     return SandboxPolicy(
         cwd=Path(cwd).resolve(),
         writable=writable,
-        read_only=_unique(p for p in protected if p.exists() and _within(p, writable)),
+        read_only=_unique(p for p in read_only if p.exists() and _within(p, writable)),
         hidden_dirs=_unique(p for p in dirs if p.is_dir()),
         hidden_files=_unique(p for p in files if p.is_file()),
         network=network,

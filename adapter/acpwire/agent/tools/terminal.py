@@ -17,10 +17,11 @@ import signal
 import subprocess
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import IO, Any, ClassVar
 
 from acpwire.agent.cancel import CancelToken
-from acpwire.agent.seam import CommandPlan, CommandProposal
+from acpwire.agent.seam import CommandPlan, CommandProposal, GuardRefused, GuardReport
 from acpwire.agent.tools.args import ToolArgError, opt_int, opt_str, req_str
 from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure
 from acpwire.agent.tools.danger import dangerous_reason
@@ -35,6 +36,28 @@ SANDBOX_NOTE = (
     " read-only, no network). If it failed for that, call terminal again with sandbox"
     " 'network' or 'none' and a justification: the user is asked."
 )
+
+
+REMOVED_NOTE = (
+    "The sandbox does not let a command create protected paths (git directories and hooks,"
+    " .env and .envrc files, editor settings such as .vscode, keys, the user's"
+    " sensitive_paths): the ones this command created were moved out of the workspace into"
+    " acpwire's quarantine. Do not try to recreate them another way; if the user wants"
+    " them, tell the user, or run the command with sandbox 'none' (the user is asked)."
+)
+
+
+def _removed(report: GuardReport) -> dict[str, object]:
+    """The guard's report for the tool result (nothing when it had nothing to say)."""
+    extra: dict[str, object] = {}
+    if report.removed:
+        extra["protected_paths_removed"] = [
+            {"path": path, "why": why, "moved_to": where} for path, why, where in report.removed
+        ]
+        extra["protected_paths"] = REMOVED_NOTE
+    if report.note:
+        extra["sandbox_check"] = report.note
+    return extra
 
 
 def unsandboxed_plan(command: str) -> CommandPlan:
@@ -180,15 +203,28 @@ class TerminalTool:
             answer = ctx.hooks.approve_command(proposal)
             if answer not in ("once", "session", "always"):
                 return failure(BLOCKED, command=command, reason=plan.ask)
-        remote = ctx.hooks.run_command(ctx.call_id, command, ctx.cwd, float(timeout), plan)
-        if remote is not None:
-            exit_code, output = remote
-        else:
-            exit_code, output = ctx.runner.run(command, ctx.cwd, float(timeout), ctx.cancel, plan)
+        guard = plan.guard
+        if guard is not None:
+            try:
+                plan = replace(plan, argv=guard.start())
+            except GuardRefused as exc:
+                return failure(str(exc), command=command, **_removed(exc.report))
+        report = GuardReport()
+        try:
+            remote = ctx.hooks.run_command(ctx.call_id, command, ctx.cwd, float(timeout), plan)
+            if remote is not None:
+                exit_code, output = remote
+            else:
+                exit_code, output = ctx.runner.run(
+                    command, ctx.cwd, float(timeout), ctx.cancel, plan
+                )
+        finally:
+            if guard is not None:
+                report = guard.finish()
         if ctx.cancel.cancelled:
-            return failure("interrupted", output=output, exit_code=exit_code)
-        result: dict[str, object] = {"output": output, "exit_code": exit_code}
+            return failure("interrupted", output=output, exit_code=exit_code, **_removed(report))
+        result: dict[str, object] = {"output": output, "exit_code": exit_code, **_removed(report)}
         if plan.sandboxed and exit_code != 0:
             result["sandbox"] = SANDBOX_NOTE
         payload = json.dumps(result, ensure_ascii=False)
-        return ToolOutcome(payload, failed=exit_code != 0)
+        return ToolOutcome(payload, failed=exit_code != 0 or bool(report.removed))

@@ -1,0 +1,281 @@
+"""Per sandboxed command: every protected path of the workspace read-only, and a check after.
+
+Before the command (:meth:`SandboxGuard.start`): the walk of each workspace root
+(:class:`~.tree.WorkspaceTree`, kept between commands and brought up to date) lists the
+protected paths at any depth, which are bound read-only, with the git directories and
+``core.hooksPath`` directories of the nested repositories it found; at the fixed places
+that are missing (:data:`PLACEHOLDER_NAMES` at each root, a missing ``core.hooksPath``
+directory) an empty placeholder is bound read-only (:mod:`.placeholders`).
+
+After it (:meth:`SandboxGuard.finish`): the placeholders go, the walk is brought up to
+date again, and every protected entry that was not there before (by inode; a link also
+by path, target and the target's inode) is moved to the quarantine (:mod:`.quarantine`): the
+patterns (``.env.production``, ``sub/.envrc``, the user's globs) and nested repositories
+(``sub/.git``) cannot be held by a placeholder.
+
+Budgets: a walk lists at most :data:`WALK_ENTRIES` entries in :data:`WALK_SECONDS` per
+command (the next command goes on from where it stopped) and keeps at most
+:data:`MAX_DIRS` directories; :data:`MAX_BINDS` protected paths at most are bound. Past
+them the protected paths are not all held, which :meth:`SandboxGuard.survey` reports so
+that the command is asked. The check after a command has a larger budget
+(:data:`CHECK_ENTRIES`, :data:`CHECK_SECONDS`); what it cannot list then is checked at
+the next command, and protected entries found there are moved then.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Final
+
+from acpwire.agent.seam import GuardRefused, GuardReport
+from acpwire.approval.protected import git_dirs, repo_dirs
+from acpwire.sandbox._match import Matcher
+from acpwire.sandbox.bwrap import bwrap_argv
+from acpwire.sandbox.placeholders import Placeholders
+from acpwire.sandbox.policy import CREDENTIAL_DIRS, workspace_policy, writable_roots
+from acpwire.sandbox.quarantine import Moved, quarantine
+from acpwire.sandbox.tree import Protected, WorkspaceTree
+
+__all__ = [
+    "CHECK_ENTRIES",
+    "CHECK_SECONDS",
+    "MAX_BINDS",
+    "MAX_DIRS",
+    "PLACEHOLDER_NAMES",
+    "WALK_ENTRIES",
+    "WALK_SECONDS",
+    "SandboxGuard",
+]
+
+WALK_ENTRIES: Final = 200_000
+WALK_SECONDS: Final = 2.0
+CHECK_ENTRIES: Final = 1_000_000
+CHECK_SECONDS: Final = 10.0
+MAX_DIRS: Final = 100_000
+MAX_BINDS: Final = 512
+PLACEHOLDER_NAMES: Final = (".git", ".vscode", ".idea", ".husky")
+"""Held by an empty read-only directory at each workspace root where they are missing."""
+_MAX_TREES: Final = 8
+
+_lock = threading.Lock()
+_trees: OrderedDict[tuple[str, tuple[str, ...], tuple[str, ...]], WorkspaceTree] = OrderedDict()
+_books: dict[Path, Placeholders] = {}
+
+
+def _tree(
+    root: str, extra: tuple[str, ...], homes: tuple[str, ...], skip: list[str]
+) -> WorkspaceTree:
+    key = (root, extra, homes)
+    with _lock:
+        tree = _trees.pop(key, None) or WorkspaceTree(root, Matcher(extra, homes), skip)
+        _trees[key] = tree
+        while len(_trees) > _MAX_TREES:
+            _trees.popitem(last=False)
+        return tree
+
+
+def _book(home: Path) -> Placeholders:
+    with _lock:
+        return _books.setdefault(home, Placeholders(home / "sandbox" / "placeholders"))
+
+
+def _identity(found: Protected) -> tuple[object, ...]:
+    """What makes an entry the same one after the command: device and inode; a link also
+    its path and target (a removed link's inode may be reused) and what the target is (a
+    dangling link's target made by the command changes what the link means)."""
+    if found.is_link:
+        try:
+            st = os.stat(found.path)
+            target: tuple[int, int] | None = (st.st_dev, st.st_ino)
+        except OSError:
+            target = None
+        return (found.path, found.dev, found.ino, found.target, target)
+    return (found.dev, found.ino, found.is_dir)
+
+
+def _inside(path: Path, roots: Iterable[Path]) -> bool:
+    """Inside a root and not a root or an ancestor of one (a link to the workspace itself
+    must not make it all read-only)."""
+    return any(path.is_relative_to(root) and path != root for root in roots)
+
+
+class SandboxGuard:
+    """One sandboxed command's :class:`~acpwire.agent.seam.CommandGuard`."""
+
+    def __init__(
+        self,
+        *,
+        bwrap: str,
+        command: str,
+        env: Mapping[str, str],
+        cwd: str,
+        home: Path,
+        hidden_homes: Iterable[Path] = (),
+        network: bool = False,
+        extra_sensitive: Iterable[str] = (),
+        roots: Iterable[str] = (),
+    ) -> None:
+        self.bwrap, self.command, self.env, self.cwd = bwrap, command, dict(env), cwd
+        self.home, self.network = home, network
+        self.hidden_homes = tuple(hidden_homes)
+        self.roots = tuple(roots)
+        self.writable = writable_roots(cwd, self.roots)
+        user_home = Path(os.environ.get("HOME") or Path.home())
+        skip = [str(Path(p).expanduser().resolve()) for p in self.hidden_homes]
+        skip += [str((user_home / name).resolve()) for name in CREDENTIAL_DIRS]
+        extra, homes = tuple(extra_sensitive), (str(home),)
+        self.trees = [_tree(str(root), extra, homes, skip) for root in self.writable]
+        self.book = _book(home)
+        self.incomplete_ok = False
+        """Set when the user was asked about :meth:`survey`'s reason: run with what is known."""
+        self._before: set[tuple[object, ...]] = set()
+        self._held: list[str] = []
+        self._moved: list[Moved] = []
+        self._unlisted: set[str] = set()
+        """Directories the walk had not listed when the command started."""
+
+    def survey(self) -> str | None:
+        """Walk on where the last walk stopped; why the protected paths are not all held
+        (the reason to ask), or None."""
+        for tree in self.trees:
+            with tree.lock:
+                if not tree.complete:
+                    tree.refresh(entries=WALK_ENTRIES, seconds=WALK_SECONDS, max_dirs=MAX_DIRS)
+        return self._problem()
+
+    def _problem(self) -> str | None:
+        for tree in self.trees:
+            if not tree.complete:
+                return (
+                    f"the workspace is too large to find all its protected paths ({tree.root}:"
+                    f" over {len(tree.dirs)} directories walked); those not found yet are not"
+                    " held read-only in the sandbox"
+                )
+            if len(tree.found) > MAX_BINDS:
+                return (
+                    f"{tree.root} holds {len(tree.found)} protected paths, more than the"
+                    f" {MAX_BINDS} the sandbox holds read-only"
+                )
+        return None
+
+    def start(self) -> tuple[str, ...]:
+        self.book.sweep()
+        found: list[Protected] = []
+        # Known complete, only changes are listed: the larger budget, rather than refuse.
+        entries, seconds = (
+            (WALK_ENTRIES, WALK_SECONDS) if self.incomplete_ok else (CHECK_ENTRIES, CHECK_SECONDS)
+        )
+        for tree in self.trees:
+            with tree.lock:
+                tree.refresh(entries=entries, seconds=seconds, max_dirs=MAX_DIRS)
+                late, tree.late = tree.late, []
+                if late:  # made by an earlier command, found only now
+                    self._moved += quarantine(late, root=tree.root, home=self.home)
+                    tree.refresh(entries=entries, seconds=seconds, max_dirs=MAX_DIRS)
+                found += tree.found.values()
+                self._unlisted.update(tree.pending)
+        problem = self._problem()
+        if problem is not None and not self.incomplete_ok:
+            report = GuardReport(tuple((m.path, m.reason, m.moved_to) for m in self._moved))
+            self._moved = []
+            raise GuardRefused(f"not run: {problem}; run it again to be asked", report)
+        self._before = {_identity(entry) for entry in found}
+        try:
+            binds = self._binds(found)
+            for chain in self._missing(found):
+                for index, path in enumerate(chain):
+                    key = self.book.acquire(path)
+                    if key is None:
+                        break
+                    self._held.append(path)
+                    self._before.add((key[0], key[1], True))
+                    if index == 0:
+                        binds.append(Path(path))
+            policy = workspace_policy(
+                self.cwd,
+                roots=self.roots,
+                hidden_homes=self.hidden_homes,
+                network=self.network,
+                protected=binds,
+            )
+            return tuple(bwrap_argv(self.bwrap, policy, self.command, self.env))
+        except BaseException:
+            self._release()
+            raise
+
+    def _made(self, entry: Protected, root: str) -> bool:
+        """Whether the command (or someone, while it ran) made ``entry``: not there before,
+        in a directory listed before it (what lies in a directory the walk had not
+        reached yet may have been there all along)."""
+        if _identity(entry) in self._before:
+            return False
+        parent = os.path.dirname(entry.path)
+        while parent.startswith(root) and parent != root:
+            if parent in self._unlisted:
+                return False
+            parent = os.path.dirname(parent)
+        return root not in self._unlisted
+
+    def _release(self) -> None:
+        for path in reversed(self._held):
+            self.book.release(path)
+        self._held = []
+
+    def _binds(self, found: list[Protected]) -> list[Path]:
+        """What to bind read-only: the entries (a link: its target inside the roots) and
+        the git directories of the nested repositories; past :data:`MAX_BINDS` (the user
+        was asked) the shallowest ones."""
+        binds: list[Path] = []
+        by_depth = sorted(found, key=lambda entry: entry.path.count(os.sep))
+        for entry in by_depth[:MAX_BINDS]:
+            path = Path(entry.path)
+            if entry.is_link:
+                path = path.resolve()
+                if not _inside(path, self.writable):
+                    continue
+            binds.append(path)
+            if path.name.lower() == ".git":
+                binds += (d for d in repo_dirs(path.parent) if _inside(d, self.writable))
+        return binds
+
+    def _missing(self, found: list[Protected]) -> list[list[str]]:
+        """Chains of missing directories (top first) to hold with placeholders."""
+        chains = [[str(root / name)] for root in self.writable for name in PLACEHOLDER_NAMES]
+        repos = [d for root in self.writable for d in git_dirs(root)]
+        for entry in found:
+            if entry.path.lower().endswith(os.sep + ".git"):
+                repos += repo_dirs(Path(entry.path).parent)
+        for directory in dict.fromkeys(repos):
+            chain: list[str] = []
+            while not os.path.lexists(directory) and _inside(directory, self.writable):
+                chain.insert(0, str(directory))
+                directory = directory.parent
+            if chain and os.path.isdir(directory) and not os.path.islink(directory):
+                chains.append(chain)
+        return [chain for chain in chains if not os.path.lexists(chain[0])]
+
+    def finish(self) -> GuardReport:
+        self._release()
+        note = ""
+        for tree in self.trees:
+            with tree.lock:
+                done = tree.refresh(
+                    entries=CHECK_ENTRIES, seconds=CHECK_SECONDS, max_dirs=MAX_DIRS, suspect=True
+                )
+                new = [p for p in tree.found.values() if self._made(p, tree.root)]
+                new += tree.late
+                tree.late = []
+                if new:
+                    self._moved += quarantine(new, root=tree.root, home=self.home)
+            if not done:
+                note = (
+                    "the check for protected paths after the command stopped at its budget;"
+                    " what it did not reach is checked before the next command"
+                )
+        moved = tuple((m.path, m.reason, m.moved_to) for m in self._moved)
+        self._moved = []
+        return GuardReport(moved, note)
