@@ -111,3 +111,21 @@ def test_what_the_walk_had_not_reached_is_not_taken_for_the_command_s(
     assert report.removed == ()
     assert (work / "d29" / ".envrc").read_text() == "the user's\n"
     assert g.trees[0].complete
+
+
+def test_a_directory_full_of_protected_entries_is_bound_whole(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    (work / "fixtures" / "keys").mkdir(parents=True)
+    for n in range(guard.GROUP_BINDS):
+        (work / "fixtures" / "keys" / f"k{n}.pem").write_text("x")
+    (work / "fixtures" / "keys" / "Makefile").write_text("x")
+    for n in range(guard.GROUP_BINDS):
+        (work / f".env.{n}").write_text("x")  # at the root: never the root itself
+    g = _guard(work, tmp_path)
+    assert g.survey() is None
+    binds = _ro_binds(g.start())
+    g.finish()
+    assert str(work / "fixtures" / "keys") in binds
+    assert not any(bind.endswith(".pem") for bind in binds)
+    assert {str(work / f".env.{n}") for n in range(guard.GROUP_BINDS)} <= binds
+    assert str(work) not in binds

@@ -15,7 +15,8 @@ patterns (``.env.production``, ``sub/.envrc``, the user's globs) and nested repo
 
 Budgets: a walk lists at most :data:`WALK_ENTRIES` entries in :data:`WALK_SECONDS` per
 command (the next command goes on from where it stopped) and keeps at most
-:data:`MAX_DIRS` directories; :data:`MAX_BINDS` protected paths at most are bound. Past
+:data:`MAX_DIRS` directories; :data:`MAX_BINDS` places at most are bound (a directory with
+:data:`GROUP_BINDS` protected entries or more counts once, bound whole). Past
 them the protected paths are not all held, which :meth:`SandboxGuard.survey` reports so
 that the command is asked. The check after a command has a larger budget
 (:data:`CHECK_ENTRIES`, :data:`CHECK_SECONDS`); what it cannot list then is checked at
@@ -43,6 +44,7 @@ from acpwire.sandbox.tree import Protected, WorkspaceTree
 __all__ = [
     "CHECK_ENTRIES",
     "CHECK_SECONDS",
+    "GROUP_BINDS",
     "MAX_BINDS",
     "MAX_DIRS",
     "PLACEHOLDER_NAMES",
@@ -56,7 +58,11 @@ WALK_SECONDS: Final = 2.0
 CHECK_ENTRIES: Final = 1_000_000
 CHECK_SECONDS: Final = 10.0
 MAX_DIRS: Final = 100_000
-MAX_BINDS: Final = 512
+MAX_BINDS: Final = 256
+"""bubblewrap's start-up grows with the square of its mounts (each read-only bind reads
+the mount table): about 40 ms at 100, 100 ms at 200, 500 ms at 500 here."""
+GROUP_BINDS: Final = 8
+"""A directory (not a root) holding this many protected entries is bound whole instead."""
 PLACEHOLDER_NAMES: Final = (".git", ".vscode", ".idea", ".husky")
 """Held by an empty read-only directory at each workspace root where they are missing."""
 _MAX_TREES: Final = 8
@@ -101,6 +107,22 @@ def _inside(path: Path, roots: Iterable[Path]) -> bool:
     """Inside a root and not a root or an ancestor of one (a link to the workspace itself
     must not make it all read-only)."""
     return any(path.is_relative_to(root) and path != root for root in roots)
+
+
+def _grouped(found: list[Protected], roots: tuple[Path, ...]) -> list[Protected]:
+    """The entries to bind, shallowest first: those of a directory holding
+    :data:`GROUP_BINDS` or more of them replaced by the directory (never a root)."""
+    by_parent: dict[str, list[Protected]] = {}
+    for entry in found:
+        by_parent.setdefault(os.path.dirname(entry.path), []).append(entry)
+    tops = {str(root) for root in roots}
+    units: list[Protected] = []
+    for parent, entries in by_parent.items():
+        if len(entries) >= GROUP_BINDS and parent not in tops:
+            units.append(Protected(parent, 0, 0, True, False, "holds protected entries"))
+        else:
+            units += entries
+    return sorted(units, key=lambda entry: entry.path.count(os.sep))
 
 
 class SandboxGuard:
@@ -155,10 +177,11 @@ class SandboxGuard:
                     f" over {len(tree.dirs)} directories walked); those not found yet are not"
                     " held read-only in the sandbox"
                 )
-            if len(tree.found) > MAX_BINDS:
+            units = len(_grouped(list(tree.found.values()), self.writable))
+            if units > MAX_BINDS:
                 return (
-                    f"{tree.root} holds {len(tree.found)} protected paths, more than the"
-                    f" {MAX_BINDS} the sandbox holds read-only"
+                    f"{tree.root} holds {len(tree.found)} protected paths in {units} places,"
+                    f" more than the {MAX_BINDS} the sandbox holds read-only"
                 )
         return None
 
@@ -226,20 +249,21 @@ class SandboxGuard:
         self._held = []
 
     def _binds(self, found: list[Protected]) -> list[Path]:
-        """What to bind read-only: the entries (a link: its target inside the roots) and
-        the git directories of the nested repositories; past :data:`MAX_BINDS` (the user
-        was asked) the shallowest ones."""
+        """What to bind read-only: the entries (a link: its target inside the roots; a
+        directory with many: the directory) and the git directories of the nested
+        repositories; past :data:`MAX_BINDS` (the user was asked) the shallowest ones."""
         binds: list[Path] = []
-        by_depth = sorted(found, key=lambda entry: entry.path.count(os.sep))
-        for entry in by_depth[:MAX_BINDS]:
-            path = Path(entry.path)
-            if entry.is_link:
+        for unit in _grouped(found, self.writable)[:MAX_BINDS]:
+            path = Path(unit.path)
+            if unit.is_link:
                 path = path.resolve()
                 if not _inside(path, self.writable):
                     continue
             binds.append(path)
-            if path.name.lower() == ".git":
-                binds += (d for d in repo_dirs(path.parent) if _inside(d, self.writable))
+        for entry in found:
+            if os.path.basename(entry.path).lower() == ".git":
+                repo = Path(entry.path).parent
+                binds += (d for d in repo_dirs(repo) if _inside(d, self.writable))
         return binds
 
     def _missing(self, found: list[Protected]) -> list[list[str]]:
