@@ -129,3 +129,27 @@ def test_a_directory_full_of_protected_entries_is_bound_whole(tmp_path: Path) ->
     assert not any(bind.endswith(".pem") for bind in binds)
     assert {str(work / f".env.{n}") for n in range(guard.GROUP_BINDS)} <= binds
     assert str(work) not in binds
+
+
+def test_no_git_placeholder_inside_a_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "sub").mkdir()
+    g = _guard(repo / "sub", tmp_path)
+    g.survey()
+    g.start()
+    try:
+        assert not (repo / "sub" / ".git").exists()  # git and tools still find repo/
+        assert (repo / "sub" / ".vscode").is_dir()
+    finally:
+        g.finish()
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    g = _guard(outside, tmp_path)
+    g.survey()
+    g.start()
+    try:
+        assert (outside / ".git").is_dir() and list((outside / ".git").iterdir()) == []
+    finally:
+        g.finish()
+    assert not (outside / ".git").exists()

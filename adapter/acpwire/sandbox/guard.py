@@ -64,7 +64,8 @@ the mount table): about 40 ms at 100, 100 ms at 200, 500 ms at 500 here."""
 GROUP_BINDS: Final = 8
 """A directory (not a root) holding this many protected entries is bound whole instead."""
 PLACEHOLDER_NAMES: Final = (".git", ".vscode", ".idea", ".husky")
-"""Held by an empty read-only directory at each workspace root where they are missing."""
+"""Held by an empty read-only directory at each workspace root where they are missing
+(``.git`` only at a root that no repository encloses)."""
 _MAX_TREES: Final = 8
 
 _lock = threading.Lock()
@@ -268,8 +269,15 @@ class SandboxGuard:
 
     def _missing(self, found: list[Protected]) -> list[list[str]]:
         """Chains of missing directories (top first) to hold with placeholders."""
-        chains = [[str(root / name)] for root in self.writable for name in PLACEHOLDER_NAMES]
-        repos = [d for root in self.writable for d in git_dirs(root)]
+        chains: list[list[str]] = []
+        repos: list[Path] = []
+        for root in self.writable:
+            enclosing = git_dirs(root)
+            repos += enclosing
+            # Inside a repository a .git placeholder would end git's and other tools' search
+            # for the project root here; a new sub-repository there is moved afterwards.
+            names = PLACEHOLDER_NAMES[1:] if enclosing else PLACEHOLDER_NAMES
+            chains += [[str(root / name)] for name in names]
         for entry in found:
             if entry.path.lower().endswith(os.sep + ".git"):
                 repos += repo_dirs(Path(entry.path).parent)
