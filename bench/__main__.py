@@ -19,7 +19,7 @@ from pathlib import Path
 import anyio
 
 from . import e2e, micro, report, startup, stdio
-from .backends import HERMES_VENV, ensure_hermes
+from .backends import HERMES_VENV, compile_acpwire, ensure_hermes
 from .results import REPO, Row, Skipped
 
 log = logging.getLogger("bench")
@@ -93,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = RESULTS / "last-run"
     shutil.rmtree(workdir, ignore_errors=True)
     (workdir / "logs").mkdir(parents=True)
+    compile_acpwire()  # start from bytecode, as an installed package does
 
     hermes_problem: str | None = "--skip-hermes was given" if args.skip_hermes else None
     if parts & {"e2e", "startup"} and hermes_problem is None:

@@ -1,7 +1,11 @@
 """The two backends of part B, configured offline against the same loopback model.
 
-* acpwire: ``python -m acpwire`` with ``$ACPWIRE_HOME/config.toml`` naming the model
-  server, the model and a context window.
+* acpwire: the ``acpwire`` console script of this virtualenv (what an editor launches;
+  ``python -m acpwire`` where there is none) with ``$ACPWIRE_HOME/config.toml`` naming
+  the model server, the model and a context window. Its sources are compiled to
+  bytecode first (:func:`compile_acpwire`), as ``pip install`` does for Hermes: an
+  editable install under ``PYTHONDONTWRITEBYTECODE`` would otherwise compile every
+  module on every start.
 * Hermes: ``hermes-acp`` 0.19.0 from its own virtualenv (``bench/.venvs/hermes``, created
   on first use), with ``$HERMES_HOME/config.yaml`` selecting the ``custom`` provider (see
   the Hermes reference §5.4). Lazy installs are disabled and outbound HTTP(S) goes to a
@@ -11,10 +15,14 @@
 
 from __future__ import annotations
 
+import compileall
 import logging
 import subprocess
 import sys
 from pathlib import Path
+
+import acp_v1
+import acpwire
 
 from .client import Launch, child_env
 from .results import REPO
@@ -65,6 +73,22 @@ def ensure_hermes() -> str | None:
     return None
 
 
+def compile_acpwire() -> None:
+    """Write the bytecode of acpwire's own packages (``acpwire``, ``acp_v1``), as a
+    wheel install does; up-to-date files are left alone."""
+    for package in (acpwire, acp_v1):
+        assert package.__file__ is not None
+        folder = Path(package.__file__).parent
+        if not compileall.compile_dir(folder, quiet=1):
+            raise RuntimeError(f"cannot compile {folder}")
+
+
+def acpwire_argv() -> list[str]:
+    """The ``acpwire`` console script beside this Python, else ``python -m acpwire``."""
+    script = Path(sys.executable).with_name("acpwire")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "acpwire"]
+
+
 def acpwire_launch(
     home: Path, base_url: str | None, *, model: str | None = MODEL, context: bool = True
 ) -> Launch:
@@ -82,7 +106,7 @@ def acpwire_launch(
         'log_level = "WARNING"\n',
         encoding="utf-8",
     )
-    return Launch([sys.executable, "-m", "acpwire"], child_env({"ACPWIRE_HOME": str(home)}))
+    return Launch(acpwire_argv(), child_env({"ACPWIRE_HOME": str(home)}))
 
 
 def hermes_launch(home: Path, base_url: str) -> Launch:

@@ -228,7 +228,7 @@ async def run(
         rows.append(
             Row(
                 SECTION,
-                "Cold start to the initialize answer: full backend `python -m acpwire`",
+                "Cold start to the initialize answer: full backend `acpwire`",
                 "ms",
                 median(sdk_cold) * ms,
                 median(backend_cold[0]) * ms,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -136,6 +135,8 @@ async def spawn_agent(
     """
     if isinstance(command, str):
         raise TypeError("command is an argv sequence, e.g. ['acpwire'] or shlex.split(line)")
+    import subprocess  # only here: the client side of a connection needs no child
+
     argv = [os.fspath(part) for part in command]
     process = await anyio.open_process(
         argv,

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 
 from acpwire.agent.config import discover_local_server
-from acpwire.agent.llm import list_models
+from acpwire.agent.listing import list_models
 from acpwire.agent.stream import ModelError
 from acpwire.config import ENV_NAME, Settings, write_model_config
 from acpwire.private import write_private

@@ -285,7 +285,7 @@ def test_sse_decoder_joins_data_lines_and_ignores_comments() -> None:
 def test_every_client_shares_one_verifying_tls_context() -> None:
     import ssl
 
-    from acpwire.agent.llm import tls_context
+    from acpwire.agent.tls import tls_context
 
     context = tls_context()
     assert context is tls_context()

@@ -113,7 +113,7 @@ def discover_local_server(
     candidates: Sequence[str] = LOCAL_SERVERS, *, timeout: float = 0.5
 ) -> str | None:
     """The first base URL in ``candidates`` that answers ``GET /models`` with a model list."""
-    from acpwire.agent.llm import list_models  # httpx: only when probing
+    from acpwire.agent.listing import list_models  # only when probing
     from acpwire.agent.stream import ModelError
 
     for base_url in candidates:
@@ -136,7 +136,7 @@ def pick_default_model(
     base_url: str, api_key: str | None, *, timeout: float = 5.0, on_listed: Listed | None = None
 ) -> str:
     """The first model listed by the endpoint; raises :class:`ConfigError` when none."""
-    from acpwire.agent.llm import list_model_windows  # httpx: only when probing
+    from acpwire.agent.listing import list_model_windows  # only when probing
     from acpwire.agent.stream import ModelError
 
     try:

@@ -161,7 +161,7 @@ class DefaultAgentFactory:
         base_url = config.base_url
 
         def fetch() -> list[str]:
-            from acpwire.agent.llm import list_model_windows
+            from acpwire.agent.listing import list_model_windows
             from acpwire.agent.stream import ModelError
 
             try:
@@ -193,7 +193,7 @@ class DefaultAgentFactory:
         config = self._resolve()
         if config is None or config.base_url is None:
             return self._problem or "no model endpoint configured"
-        from acpwire.agent.llm import list_models
+        from acpwire.agent.listing import list_models
         from acpwire.agent.stream import ModelError
 
         try:

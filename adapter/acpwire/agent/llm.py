@@ -15,7 +15,6 @@ import logging
 import queue
 import re
 import socket
-import ssl
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,25 +33,9 @@ from acpwire.agent.stream import (
     TextSink,
     error_message,
 )
+from acpwire.agent.tls import tls_context
 
 log = logging.getLogger(__name__)
-
-
-_TLS_LOCK = threading.Lock()
-_TLS: list[ssl.SSLContext] = []
-
-
-def tls_context() -> ssl.SSLContext:
-    """One verifying TLS context for every client of this process, made on first use.
-
-    httpx builds a fresh one per client by default, loading the CA bundle each time
-    (about 20 ms of CPU per session); the settings (``SSL_CERT_FILE``/``SSL_CERT_DIR``
-    honoured) are the same as httpx's own default.
-    """
-    with _TLS_LOCK:
-        if not _TLS:
-            _TLS.append(httpx.create_ssl_context(trust_env=True))
-        return _TLS[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,48 +243,6 @@ def _transport_error(exc: Exception, base_url: str) -> ModelError:
     if isinstance(exc, httpx.HTTPError):
         return ModelError(f"model request to {base_url} failed: {exc}")
     return ModelError(f"model request to {base_url} failed: {type(exc).__name__}: {exc}")
-
-
-def list_models(base_url: str, api_key: str | None, *, timeout: float = 5.0) -> list[str]:
-    """Model ids from ``GET {base_url}/models``, in the server's order."""
-    return [name for name, _ in list_model_windows(base_url, api_key, timeout=timeout)]
-
-
-def list_model_windows(
-    base_url: str, api_key: str | None, *, timeout: float = 5.0
-) -> list[tuple[str, int | None]]:
-    """``(id, context window)`` of each model ``GET {base_url}/models`` lists, in order.
-
-    The window is what the entry reports as ``context_length`` (OpenRouter and others)
-    or ``max_model_len`` (vLLM); None when it reports neither.
-    """
-    url = f"{base_url.rstrip('/')}/models"
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    try:
-        response = httpx.get(url, headers=headers, timeout=timeout, verify=tls_context())
-    except Exception as exc:
-        raise _transport_error(exc, base_url) from exc
-    if response.status_code >= 400:
-        raise _http_error(response)
-    try:
-        data = response.json().get("data")
-    except (ValueError, AttributeError) as exc:
-        raise ModelError(f"{url} did not return a JSON model list") from exc
-    if not isinstance(data, list):
-        raise ModelError(f"{url} did not return a model list (no 'data' array)")
-    return [
-        (entry["id"], _window(entry))
-        for entry in data
-        if isinstance(entry, dict) and isinstance(entry.get("id"), str)
-    ]
-
-
-def _window(entry: Mapping[str, Any]) -> int | None:
-    for key in ("context_length", "max_model_len"):
-        value = entry.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-    return None
 
 
 def _request_json(body: Mapping[str, Any]) -> bytes:

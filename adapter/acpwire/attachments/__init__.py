@@ -1,19 +1,26 @@
 """ACP prompt content → the user message a model gets, attachments included.
 
 :mod:`.content` assembles the message; :mod:`.sources` reads and decodes what attachments
-point at. The public names are re-exported here.
+point at; :mod:`.capabilities` says what ``initialize`` advertises. The public names are
+re-exported here and load on first access (answering ``initialize`` needs only the
+capabilities).
 """
 
-from .content import (
-    IMAGE_PLACEHOLDER,
-    MAX_INLINE_BYTES,
-    MAX_TOTAL_BYTES,
-    PROMPT_CAPABILITIES,
-    ContentPart,
-    PromptContent,
-    left_out_message,
-    prompt_to_model_content,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .capabilities import PROMPT_CAPABILITIES
+    from .content import (
+        IMAGE_PLACEHOLDER,
+        MAX_INLINE_BYTES,
+        MAX_TOTAL_BYTES,
+        ContentPart,
+        PromptContent,
+        left_out_message,
+        prompt_to_model_content,
+    )
 
 __all__ = [
     "IMAGE_PLACEHOLDER",
@@ -25,3 +32,15 @@ __all__ = [
     "left_out_message",
     "prompt_to_model_content",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PROMPT_CAPABILITIES":
+        from .capabilities import PROMPT_CAPABILITIES
+
+        return PROMPT_CAPABILITIES
+    if name in __all__:
+        from . import content
+
+        return getattr(content, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,6 @@ import logging
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Final
 
 from acp_v1 import models as m
@@ -39,11 +38,6 @@ MAX_INLINE_BYTES: Final = 512 * 1024
 """Cap on the bytes of one attached file or image that are passed to the model."""
 MAX_TOTAL_BYTES: Final = ToolLimits().max_attachments_bytes
 """Default cap on all the attachments of one prompt (``[tools] max_attachments_bytes``)."""
-
-PROMPT_CAPABILITIES: Final = MappingProxyType(
-    {"image": True, "audio": False, "embeddedContext": True}
-)
-"""What ``initialize`` may truthfully advertise as ``promptCapabilities``."""
 
 IMAGE_PLACEHOLDER: Final = "[Image attachment]"
 NO_IMAGES: Final = "[Image omitted: the model does not accept images]"

@@ -198,13 +198,16 @@ class BackendCore:
         """
         self.manager.unload_idle()  # sessions beyond the cap: memory stays bounded
         models = self.factory.cached_models()
-        if self.probe is not None and not self.session_decisions_logged:
-            # Read now, not at initialize: they load the update and permission models.
-            self.session_decisions_logged = True
-            client = self.probe.client_name or "(unnamed)"
-            logger.info("client %s, for sessions: %s", client, self.probe.describe_sessions())
+        probe = self.probe
+        log_decisions = probe is not None and not self.session_decisions_logged
+        self.session_decisions_logged |= log_decisions
 
         async def send() -> None:
+            if probe is not None and log_decisions and logger.isEnabledFor(logging.INFO):
+                # After the answer, not at initialize or before it: they load the
+                # update and permission models, which the answer does not need.
+                client = probe.client_name or "(unnamed)"
+                logger.info("client %s, for sessions: %s", client, probe.describe_sessions())
             await self.turns.advertise(state)
             if models is None:
                 listed = await self.blocking(self.factory.available_models)

@@ -18,7 +18,7 @@ from acp_v1 import models as m
 from acp_v1.methods import PROTOCOL_VERSION
 from acpwire import __version__
 from acpwire.agent.extras import SetupMethod
-from acpwire.attachments import PROMPT_CAPABILITIES
+from acpwire.attachments.capabilities import PROMPT_CAPABILITIES
 from acpwire.probe import ConnectionProbe, negotiate as probe_negotiate
 from acpwire.rpc import auth_required, invalid_params
 

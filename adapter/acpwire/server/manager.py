@@ -8,7 +8,6 @@ silently created session.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import logging
 import threading
@@ -33,6 +32,8 @@ MAX_OPEN_SESSIONS = 32
 def _release_free_memory() -> None:
     """``malloc_trim(0)`` where the C library has it (glibc): freed memory goes back to
     the system instead of staying in the allocator's per-thread arenas."""
+    import ctypes  # loaded when sessions are first unloaded, not at start-up
+
     try:
         libc = ctypes.CDLL(None)
         trim = libc.malloc_trim

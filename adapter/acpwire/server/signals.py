@@ -15,10 +15,12 @@ import logging
 import signal
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import anyio
 
-from .state import SessionState
+if TYPE_CHECKING:  # the store and the agent seam load with the backend, not before
+    from .state import SessionState
 
 __all__ = ["SECOND_WITHIN_S", "SignalPolicy", "watch_signals"]
 

@@ -29,7 +29,6 @@ import anyio
 
 from acp_v1 import models as m
 from acpwire.agent.seam import TurnResult
-from acpwire.attachments import PromptContent, left_out_message, prompt_to_model_content
 from acpwire.endpoint import after_answer
 
 from . import commands, options, queued as queued_prompts
@@ -168,6 +167,9 @@ class TurnRunner:
         cancels this prompt before its turn starts."""
         if state.cancel_epoch != epoch and not state.running:
             return m.PromptResponse(stop_reason="cancelled")
+        # The attachment readers load with the first prompt, not with the backend.
+        from acpwire.attachments import PromptContent, left_out_message, prompt_to_model_content
+
         cap = self.backend.settings.tools.max_attachments_bytes
         content = prompt_to_model_content(
             list(params.prompt), cwd=state.cwd, accepts_images=True, max_total_bytes=cap

@@ -1,0 +1,105 @@
+"""``GET {base_url}/models``: the models an OpenAI-compatible endpoint serves.
+
+Start-up asks for this list (local discovery, the model left to the endpoint, the
+context window the endpoint reports) in a thread while the backend comes up, so it runs
+on the standard library: importing httpx there would cost about 40 ms of CPU that the
+start-up competes for. It trusts what the chat client trusts (:func:`~.tls.tls_context`)
+and takes the proxies from the environment (``HTTP_PROXY``, ``HTTPS_PROXY``,
+``NO_PROXY``) as httpx does. Every failure is a :class:`~.stream.ModelError` with a
+short message.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from typing import Any
+
+from acpwire.agent.stream import ModelError, error_message
+from acpwire.agent.tls import tls_context
+
+__all__ = ["list_model_windows", "list_models"]
+
+_MAX_BODY = 8 * 1024 * 1024
+"""A model list larger than this is not one (OpenRouter's, the largest known, is ~2 MB)."""
+
+
+def list_models(base_url: str, api_key: str | None, *, timeout: float = 5.0) -> list[str]:
+    """Model ids from ``GET {base_url}/models``, in the server's order."""
+    return [name for name, _ in list_model_windows(base_url, api_key, timeout=timeout)]
+
+
+def list_model_windows(
+    base_url: str, api_key: str | None, *, timeout: float = 5.0
+) -> list[tuple[str, int | None]]:
+    """``(id, context window)`` of each model ``GET {base_url}/models`` lists, in order.
+
+    The window is what the entry reports as ``context_length`` (OpenRouter and others)
+    or ``max_model_len`` (vLLM); None when it reports neither.
+    """
+    url = f"{base_url.rstrip('/')}/models"
+    body = _get(url, base_url, api_key, timeout)
+    try:
+        data = json.loads(body).get("data")
+    except (ValueError, AttributeError) as exc:
+        raise ModelError(f"{url} did not return a JSON model list") from exc
+    if not isinstance(data, list):
+        raise ModelError(f"{url} did not return a model list (no 'data' array)")
+    return [
+        (entry["id"], _window(entry))
+        for entry in data
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str)
+    ]
+
+
+def _get(url: str, base_url: str, api_key: str | None, timeout: float) -> bytes:
+    headers = {"Accept": "application/json", "User-Agent": "acpwire"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    request = urllib.request.Request(url, headers=headers)
+    opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=tls_context()))
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            return bytes(response.read(_MAX_BODY))
+    except urllib.error.HTTPError as exc:
+        raise _http_error(exc) from exc
+    except TimeoutError as exc:
+        raise ModelError(
+            f"the model server at {base_url} timed out ({type(exc).__name__})"
+        ) from exc
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, TimeoutError):
+            raise ModelError(f"the model server at {base_url} timed out (ReadTimeout)") from exc
+        raise ModelError(f"cannot reach the model server at {base_url}: {reason}") from exc
+    except (OSError, ValueError) as exc:  # a reset connection, a malformed URL
+        raise ModelError(
+            f"model request to {base_url} failed: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _http_error(exc: urllib.error.HTTPError) -> ModelError:
+    try:
+        detail = exc.read(64 * 1024).decode("utf-8", "replace").strip()
+    except OSError:
+        detail = ""
+    try:
+        parsed = json.loads(detail) if detail else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and "error" in parsed:
+        detail = error_message(parsed["error"])
+    elif isinstance(parsed, dict) and isinstance(parsed.get("message"), str):
+        detail = parsed["message"]
+    suffix = f": {detail[:300]}" if detail else ""
+    return ModelError(f"model server returned HTTP {exc.code}{suffix}", status=exc.code)
+
+
+def _window(entry: Mapping[str, Any]) -> int | None:
+    for key in ("context_length", "max_model_len"):
+        value = entry.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
