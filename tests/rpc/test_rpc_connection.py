@@ -442,6 +442,51 @@ async def test_after_answer_callbacks_run_after_the_answer_is_written() -> None:
     assert second["method"] == "after"
 
 
+async def test_after_answer_callbacks_start_once_the_answer_is_in_the_pipe() -> None:
+    """Through the real stdout writer: a callback whose work blocks the event loop
+    (building the next notifications) must not keep the answer from being written."""
+    import os
+
+    from anyio.lowlevel import current_token
+
+    from acpwire.rpc import Connection, RequestContext
+    from acpwire.rpc.transport import _FdSendStream
+
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    seen_at_start: list[bytes] = []
+
+    class Handler:
+        async def on_request(self, method: str, params: object, ctx: RequestContext) -> object:
+            async def later() -> None:
+                try:
+                    seen_at_start.append(os.read(read_fd, 1 << 16))
+                except BlockingIOError:
+                    seen_at_start.append(b"")
+
+            ctx.after_answer.append(later)
+            return {"ok": True}
+
+        async def on_notification(self, method: str, params: object) -> None:
+            return None
+
+    (a_recv, _), (_, c_send) = memory_pair()
+    out = _FdSendStream(write_fd, current_token())
+    server = Connection(a_recv, out, Handler())
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve)
+            with anyio.fail_after(5):
+                await c_send.send(b'{"jsonrpc":"2.0","id":3,"method":"x","params":{}}\n')
+                while not seen_at_start:
+                    await anyio.sleep(0.01)
+            tg.cancel_scope.cancel()
+    finally:
+        await out.aclose()
+        os.close(read_fd)
+    assert json.loads(seen_at_start[0]) == {"jsonrpc": "2.0", "id": 3, "result": {"ok": True}}
+
+
 async def test_repeated_error_answers_to_notifications_warn_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

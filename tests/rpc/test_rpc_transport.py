@@ -89,3 +89,48 @@ async def test_the_fd_writer_reports_when_queued_output_is_written() -> None:
     finally:
         await stream.aclose()
         os.close(read_fd)
+
+
+async def test_drained_is_not_held_off_by_output_sent_after_it_was_called() -> None:
+    """A stream that never goes idle (a session streaming) still lets ``drained`` return
+    once what was sent before the call is out."""
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    stream = _FdSendStream(write_fd, current_token())
+    received = bytearray()
+    quiet, done_reading = anyio.Event(), anyio.Event()
+
+    def read_available() -> None:
+        while True:
+            try:
+                chunk = os.read(read_fd, 1 << 16)
+            except BlockingIOError:
+                return
+            received.extend(chunk)
+
+    async def reader() -> None:
+        while not done_reading.is_set():
+            read_available()
+            await anyio.sleep(0.001)
+
+    async def chatter() -> None:
+        while not quiet.is_set():
+            await stream.send(b"x" * 512 + b"\n")
+            await anyio.sleep(0)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reader)
+            tg.start_soon(chatter)
+            await anyio.sleep(0.05)
+            await stream.send(b"MARK\n")
+            with anyio.fail_after(5):
+                await stream.drained()  # the chatter goes on meanwhile
+            read_available()
+            assert b"MARK\n" in received
+            quiet.set()
+            await stream.drained()
+            done_reading.set()
+    finally:
+        await stream.aclose()
+        os.close(read_fd)

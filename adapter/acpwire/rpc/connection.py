@@ -239,6 +239,10 @@ class Connection:
             await self._answer_error(req.id, outcome)
             return
         await self._answer_result(req.id, req.method, outcome[0])
+        if ctx.after_answer:
+            # Written, not just queued: the callbacks' own work (building the next
+            # notifications) would otherwise keep the writer waiting for the loop.
+            await self.drained()
         for callback in ctx.after_answer:
             try:
                 await callback()

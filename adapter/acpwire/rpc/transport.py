@@ -101,7 +101,13 @@ class _FdSendStream(ByteSendStream):
         self._queued = 0
         self._in_flight = False
         """A batch was handed to the thread and is not known to be written yet."""
-        self._idle = anyio.Event()
+        self._sent = 0
+        """Bytes accepted by :meth:`send` since the start."""
+        self._written = 0
+        """Bytes the thread has written since the start."""
+        self._batch = 0
+        self._progress = anyio.Event()
+        """Set (and replaced) whenever ``_written`` grows or writing ends."""
         self._data_ready = anyio.Event()
         self._space = anyio.Event()
         self._closing = False
@@ -125,6 +131,7 @@ class _FdSendStream(ByteSendStream):
             await self._space.wait()
         self._chunks.append(item)
         self._queued += len(item)
+        self._sent += len(item)
         self._data_ready.set()
 
     async def aclose(self) -> None:
@@ -133,18 +140,27 @@ class _FdSendStream(ByteSendStream):
         await self._finished.wait()
 
     async def drained(self) -> None:
-        """Wait until everything sent so far is written (or writing failed)."""
-        while (self._chunks or self._in_flight) and self._error is None:
-            if self._idle.is_set():
-                self._idle = anyio.Event()
-            await self._idle.wait()
+        """Wait until everything sent before this call is written (or writing failed).
+
+        Output sent meanwhile does not prolong the wait, so a busy stream (another
+        session streaming a reply) cannot hold it off.
+        """
+        mark = self._sent
+        while self._written < mark and self._error is None and not self._finished.is_set():
+            await self._progress.wait()
+
+    def _wake(self) -> None:
+        self._progress.set()
+        self._progress = anyio.Event()
 
     async def _next_batch(self) -> bytes | None:
         """Runs on the event loop on behalf of the writer thread, which asks for the
         next batch only once the previous one is written."""
-        self._in_flight = False
+        if self._in_flight:
+            self._in_flight = False
+            self._written += self._batch
+            self._wake()
         while not self._chunks:
-            self._idle.set()
             if self._closing:
                 return None
             self._data_ready = anyio.Event()
@@ -152,6 +168,7 @@ class _FdSendStream(ByteSendStream):
         batch = b"".join(self._chunks)
         self._chunks.clear()
         self._queued = 0
+        self._batch = len(batch)
         self._in_flight = True
         self._space.set()
         return batch
@@ -165,7 +182,11 @@ class _FdSendStream(ByteSendStream):
     def _fail(self, exc: OSError) -> None:
         self._error = exc
         self._space.set()
-        self._idle.set()
+        self._wake()
+
+    def _end(self) -> None:
+        self._finished.set()
+        self._wake()
 
     def _run(self, fd: int) -> None:
         try:
@@ -180,7 +201,7 @@ class _FdSendStream(ByteSendStream):
             logger.debug("stdout writer stopped: %r", exc)
         finally:
             os.close(fd)
-            self._on_loop(self._finished.set)
+            self._on_loop(self._end)
 
 
 @asynccontextmanager
