@@ -17,9 +17,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[backend,dev]'
 	@touch $(STAMP)
 
+# Bytecode for the editable install, as pip writes it for a wheel: with
+# PYTHONDONTWRITEBYTECODE set, every start would otherwise compile every module.
 install: $(STAMP) ## Create or refresh the virtualenv (.venv) with every dependency
+	@$(BIN)/python -m compileall -q adapter generated >/dev/null
 
-run: $(STAMP) ## Start the stdio ACP backend (what an editor launches)
+run: install ## Start the stdio ACP backend (what an editor launches)
 	@exec $(BIN)/acpwire
 
 demo: $(STAMP) ## Replay a whole editor conversation offline against a loopback model

@@ -40,6 +40,7 @@ class Sizes:
     messages: int = 10_000
     repeats: int = 7
     runs: int = 5
+    start_runs: int = 9
     long_runs: int = 3
     sessions: int = 20
     many_runs: int = 3
@@ -48,7 +49,7 @@ class Sizes:
 
 
 QUICK = Sizes(
-    messages=1_000, repeats=3, runs=2, long_runs=1, sessions=5, many_runs=1, turns=5, load_runs=1
+    messages=1_000, repeats=3, runs=2, start_runs=2, long_runs=1, sessions=5, many_runs=1, turns=5, load_runs=1
 )
 
 
@@ -127,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                         anchor,
                         base_url,
                         cold_runs=sizes.runs,
+                        start_runs=sizes.start_runs,
                         long_runs=sizes.long_runs,
                         sessions=sizes.sessions,
                         many_runs=sizes.many_runs,
@@ -142,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             run.part(
                 e2e.SECTION,
                 lambda: anyio.run(
-                    lambda: startup.run(e2e.SECTION, workdir, base_url, anchor, runs=sizes.runs)
+                    lambda: startup.run(e2e.SECTION, workdir, base_url, anchor, runs=sizes.start_runs)
                 ),
             )
     output.parent.mkdir(parents=True, exist_ok=True)

@@ -83,6 +83,7 @@ async def run(
     base_url: str,
     *,
     cold_runs: int = 5,
+    start_runs: int = 9,
     long_runs: int = 3,
     sessions: int = 20,
     many_runs: int = 3,
@@ -92,7 +93,7 @@ async def run(
     """Part B's rows; without ``anchor`` only acpwire's absolute numbers."""
     pair = [mine] if anchor is None else [mine, anchor]
     workdir = mine.workspace.parent
-    starts = await startup.run(SECTION, workdir, base_url, anchor, runs=cold_runs)
+    starts = await startup.run(SECTION, workdir, base_url, anchor, runs=start_runs)
     log.info("e2e: memory after initialize, %d runs per side", cold_runs)
     idle = await alternate([_memory_after_initialize(b) for b in pair], cold_runs, warm_up=False)
     log.info("e2e: the model server alone, %d runs", long_runs)

@@ -98,7 +98,7 @@ async def test_drained_is_not_held_off_by_output_sent_after_it_was_called() -> N
     os.set_blocking(read_fd, False)
     stream = _FdSendStream(write_fd, current_token())
     received = bytearray()
-    quiet, done_reading = anyio.Event(), anyio.Event()
+    quiet, chatter_done, done_reading = anyio.Event(), anyio.Event(), anyio.Event()
 
     def read_available() -> None:
         while True:
@@ -117,6 +117,7 @@ async def test_drained_is_not_held_off_by_output_sent_after_it_was_called() -> N
         while not quiet.is_set():
             await stream.send(b"x" * 512 + b"\n")
             await anyio.sleep(0)
+        chatter_done.set()
 
     try:
         async with anyio.create_task_group() as tg:
@@ -124,12 +125,14 @@ async def test_drained_is_not_held_off_by_output_sent_after_it_was_called() -> N
             tg.start_soon(chatter)
             await anyio.sleep(0.05)
             await stream.send(b"MARK\n")
-            with anyio.fail_after(5):
+            with anyio.fail_after(10):
                 await stream.drained()  # the chatter goes on meanwhile
             read_available()
             assert b"MARK\n" in received
-            quiet.set()
-            await stream.drained()
+            quiet.set()  # then let everything out while the reader still reads
+            with anyio.fail_after(60):
+                await chatter_done.wait()
+                await stream.drained()
             done_reading.set()
     finally:
         await stream.aclose()

@@ -38,6 +38,9 @@ from .mcp import McpHost
 
 logger = logging.getLogger(__name__)
 
+HELPER_JOIN_S = 2.0
+"""How long closing waits for each background check of start-up."""
+
 
 def open_store(settings: Settings) -> tuple[SessionStore, str | None]:
     """The session database, or an in-memory one plus the reason when the file is unusable.
@@ -105,6 +108,8 @@ class Runtime:
     settings: Settings
     manager: SessionManager
     factory: AgentFactory
+    helpers: tuple[threading.Thread, ...] = ()
+    """Start-up's background checks; :meth:`close` lets them finish (bounded)."""
 
     @classmethod
     def create(cls, settings: Settings, factory: AgentFactory | None = None) -> Runtime:
@@ -115,11 +120,14 @@ class Runtime:
         manager = SessionManager(
             store, factory, store_problem=problem, catalog=catalog() if catalog else None
         )
-        check_in_background(manager)
-        probe_sandbox_in_background()
-        return cls(settings, manager, factory)
+        checks = (check_in_background(manager), probe_sandbox_in_background())
+        return cls(settings, manager, factory, tuple(t for t in checks if t is not None))
 
     def close(self) -> None:
+        # A check still running (a sandbox probe mid fork/exec) must not meet the
+        # interpreter's finalization; each had seconds already, so wait a little.
+        for thread in self.helpers:
+            thread.join(HELPER_JOIN_S)
         self.manager.cleanup()
         self.manager.store.close()
 

@@ -14,13 +14,11 @@ from typing import TypeVar
 
 from acp_v1 import models as m
 from acpwire.endpoint import after_answer
-from acpwire.render.replay import replay_updates
 from acpwire.rpc import invalid_params, method_not_found, resource_not_found
 from acpwire.store.db import storable
 
 from . import lifecycle, options
 from .core import BackendCore
-from .services import access_memory, approval_memory
 from .state import DEFAULT_MODE, SessionState
 
 logger = logging.getLogger(__name__)
@@ -96,6 +94,8 @@ class AcpBackend(BackendCore):
     async def _moved(self, state: SessionState, cwd: str) -> None:
         """A session opened in another cwd takes no grant and no permissive mode there:
         its session grants are dropped and it comes back in Default mode."""
+        from .services import access_memory, approval_memory  # the prompt machinery's
+
         approval_memory(self, state).clear_session()
         access_memory(self, state).clear_session()
         if state.mode != DEFAULT_MODE:
@@ -107,6 +107,8 @@ class AcpBackend(BackendCore):
         transcript = await self.blocking(self.manager.transcript, state)
         catalog = self.manager.catalog
         meta = catalog.replay_meta if catalog is not None else None
+        from acpwire.render.replay import replay_updates  # only sessions being loaded need it
+
         for update in replay_updates(transcript, cwd=state.cwd, meta=meta):
             await self.notifier.update(state.id, update)
         modes, config = await self._session_setup(state)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -32,7 +33,9 @@ from .manager import SessionManager
 from .mcp import McpHost
 from .notify import Notifier
 from .state import SessionState
-from .turns import TurnRunner
+
+if TYPE_CHECKING:
+    from .turns import TurnRunner
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -69,7 +72,14 @@ class BackendCore:
         self.limiter = anyio.CapacityLimiter(settings.workers)
         """Threads for agent turns. Short blocking work uses anyio's default pool instead,
         so turns waiting for a model or an approval never hold up other requests."""
-        self.turns = TurnRunner(self)
+
+    @cached_property
+    def turns(self) -> TurnRunner:
+        """The prompt machinery (turns, commands, approvals, tools), loaded on first use:
+        right after the first session answer, not while the client waits for it."""
+        from .turns import TurnRunner
+
+        return TurnRunner(self)
 
     def adopt(self, probe: ConnectionProbe | None) -> None:
         """Act on the client's ``initialize`` (answered by the front desk or by us)."""
