@@ -49,7 +49,15 @@ class Sizes:
 
 
 QUICK = Sizes(
-    messages=1_000, repeats=3, runs=2, start_runs=2, long_runs=1, sessions=5, many_runs=1, turns=5, load_runs=1
+    messages=1_000,
+    repeats=3,
+    runs=2,
+    start_runs=2,
+    long_runs=1,
+    sessions=5,
+    many_runs=1,
+    turns=5,
+    load_runs=1,
 )
 
 
@@ -144,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
             run.part(
                 e2e.SECTION,
                 lambda: anyio.run(
-                    lambda: startup.run(e2e.SECTION, workdir, base_url, anchor, runs=sizes.start_runs)
+                    lambda: startup.run(
+                        e2e.SECTION, workdir, base_url, anchor, runs=sizes.start_runs
+                    )
                 ),
             )
     output.parent.mkdir(parents=True, exist_ok=True)

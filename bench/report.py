@@ -233,19 +233,23 @@ ANALYSIS = """\
   1.9 µs) and gives the same validated models (a test checks equality and bytes). The
   backend's own streaming path builds no models at all: `acpwire.fastpath` writes the
   same bytes. Serializing a built model is 2.3x the SDK (row 7).
-* **Cold start.** About 185-200 ms here (260-300 ms before the staged start) against
-  Hermes' 370-500 ms, so the ratio sits near 0.5. Fixed costs first: the interpreter
-  (~10 ms), anyio and asyncio (~40 ms), pydantic itself (~50 ms) and its first validator
-  build (~20 ms, of which ~8 ms is its plugin scan through `importlib.metadata`). What
-  is ours: the generated models load by need (only the `connection` module, ~50 classes,
-  before the answer); a front desk answers `initialize` and the session machinery
-  (database, turn runner, commands, rendering, MCP host: ~45 ms of imports) loads right
-  after the answer is written, before any session method runs; the cyclic collector is
-  paused during start-up (~10 ms). A minimal agent on the same runtime answers in about
-  180 ms. What an editor opening a thread waits for, spawn to the first `session/new`
-  answer, is about 6x shorter than Hermes' (row 2 of part B): the staged start does not
-  move the wait there, and session set-up waits neither for the model server's model
-  list nor for the agent to be built.
+* **Cold start.** Both sides start from compiled bytecode, as a wheel install gives it:
+  the bench compiles acpwire's packages first, since this machine sets
+  `PYTHONDONTWRITEBYTECODE` and the editable install would otherwise compile some 150
+  modules on every start (about a third of the start-up; the rows before this was found
+  compared acpwire compiling against Hermes loading bytecode). acpwire is launched as
+  its `acpwire` console script, what editors run. About 155-200 ms to the `initialize`
+  answer here against Hermes' 330-420 ms. Fixed costs first: the interpreter (~10 ms),
+  anyio and asyncio (~25 ms), pydantic itself (~35 ms) and its first validator build
+  (including its plugin scan through `importlib.metadata`, ~10 ms). What is ours: the
+  generated models load by need (only the `connection` module before the answer); a
+  front desk answers `initialize`, and the session machinery (database, session manager,
+  MCP host) loads once the answer is written. Spawn to the first `session/new` answer,
+  what an editor opening a thread waits for: the prompt machinery (turn runner,
+  commands, approvals, tools) loads right after that answer, the model list is fetched
+  on the standard library in a thread (importing httpx there cost ~40 ms of CPU the
+  start-up competed for), and the follow-up notifications start only once the answer is
+  written (they used to hold it back by ~30 ms).
 * **Sessions and turns.** Text deltas reach the event loop through an inbox that wakes
   it once per batch; plain text updates (live and replayed) go out pre-encoded; a new or
   restored session builds its agent after the answer; every model client shares one
