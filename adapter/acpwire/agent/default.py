@@ -4,23 +4,23 @@
 the model, runs the tool calls it asks for, feeds the results back, and repeats until
 the model answers without tools (or a limit, an interrupt or an error stops it). Each
 turn owns a fresh cancel token and its hooks, so nothing leaks from one turn into the
-next. The history is compressed before a model call when it nears the context window.
+next. The history is compressed before a model call when it nears the context window (what
+the model is sent, its size and its summary: :mod:`._context`).
 """
 
 from __future__ import annotations
 
 import logging
-import platform
 import threading
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from acpwire.agent import compress as ctx_size
+from acpwire.agent import _context as context, compress as ctx_size
 from acpwire.agent.cancel import CancelToken
 from acpwire.agent.config import AgentConfig, ConfigError
 from acpwire.agent.llm import ChatClient
-from acpwire.agent.seam import SUMMARY_KEY, Message, StopKind, TurnHooks, TurnResult, TurnUsage
+from acpwire.agent.seam import Message, StopKind, TurnHooks, TurnResult, TurnUsage
 from acpwire.agent.stream import ModelCancelled, ModelError, ModelReply, ToolCall
 from acpwire.agent.toolcalls import (
     INTERRUPTED,
@@ -41,23 +41,12 @@ from acpwire.agent.tools import (
 from acpwire.agent.tools.todo import restore_todos
 from acpwire.limits import ToolLimits
 
+__all__ = ["TOOL_RESULT_CAP", "DefaultAgent"]
+
 log = logging.getLogger(__name__)
 
 TOOL_RESULT_CAP = 100_000
-COMPRESS_AT = 0.8
-KEEP_RECENT_TURNS = 2
 _FINISH_STOPS: dict[str, StopKind] = {"length": "max_tokens", "content_filter": "refusal"}
-_WIRE_DROP = ("reasoning_content", "reasoning", SUMMARY_KEY)
-
-SYSTEM_PROMPT = """You are a coding agent working in the user's project through their editor.
-Working directory: {cwd}
-Platform: {platform}
-Tools: {tools}
-
-Relative paths are resolved against the working directory. Read files before editing them.
-Use `patch` for focused edits and `write_file` for new files; the user approves every edit.
-Use `terminal` to run commands, tests and builds. For multi-step work keep a `todo` list.
-Be concise, and say what you changed when you are done."""
 
 
 @dataclass(slots=True)
@@ -163,7 +152,7 @@ class DefaultAgent:
         if not force and self._estimate(history, self._last_cwd) <= self._threshold():
             return list(history)
         messages = list(history)
-        keep = 1 if force else KEEP_RECENT_TURNS
+        keep = 1 if force else context.KEEP_RECENT_TURNS
         if self._summarise_older(messages, keep, CancelToken(), None):
             self._session_id = str(uuid.uuid4())
         return messages
@@ -290,32 +279,19 @@ class DefaultAgent:
             pending_steer=turn.take_steer(),
         )
 
-    def _system_prompt(self, cwd: str) -> str:
-        return SYSTEM_PROMPT.format(
-            cwd=cwd,
-            platform=f"{platform.system()} {platform.release()}",
-            tools=", ".join(self.tools.names()),
-        )
-
     def _wire(self, messages: list[Message], cwd: str) -> list[Message]:
-        system: Message = {"role": "system", "content": self._system_prompt(cwd)}
-        stripped = [
-            {key: value for key, value in message.items() if key not in _WIRE_DROP}
-            for message in messages
-        ]
-        return [system, *stripped]
+        return context.wire(messages, context.system_prompt(cwd, self.tools))
 
     def _estimate(self, messages: list[Message], cwd: str) -> int:
-        extra = len(self._system_prompt(cwd)) + len(str(self.tools.specs()))
-        return ctx_size.estimate_tokens(messages, extra)
+        return context.estimate(messages, cwd, self.tools)
 
     def _threshold(self) -> float:
-        return COMPRESS_AT * self._config.context_window
+        return context.COMPRESS_AT * self._config.context_window
 
     def _maybe_compress(self, messages: list[Message], cwd: str, turn: _Turn) -> None:
         if self._estimate(messages, cwd) <= self._threshold():
             return
-        if self._summarise_older(messages, KEEP_RECENT_TURNS, turn.token, turn):
+        if self._summarise_older(messages, context.KEEP_RECENT_TURNS, turn.token, turn):
             self._session_id = str(uuid.uuid4())
             turn.hooks.on_internal_session_id(self._session_id, "compression")
         if self._estimate(messages, cwd) > self._threshold():
@@ -326,19 +302,16 @@ class DefaultAgent:
         self, messages: list[Message], keep: int, cancel: CancelToken, turn: _Turn | None
     ) -> bool:
         """Replace all but the last ``keep`` turns with a summary, in place."""
-        turns = ctx_size.split_turns(messages)
-        if len(turns) <= keep:
-            return False
-        older = [message for group in turns[:-keep] for message in group]
-        recent = [message for group in turns[-keep:] for message in group]
-        summary, usage = ctx_size.summarise(
-            self._client,
-            self._model,
-            older,
-            max_chars=self._config.context_window * 2,
+        usage = context.summarise_older(
+            messages,
+            keep,
+            client=self._client,
+            model=self._model,
+            context_window=self._config.context_window,
             cancel=cancel,
         )
+        if usage is None:
+            return False
         if turn is not None:
             turn.add_usage(usage)
-        messages[:] = [*ctx_size.summary_exchange(summary), *recent]
         return True
