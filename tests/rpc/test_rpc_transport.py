@@ -2,6 +2,7 @@
 drain."""
 
 import os
+import threading
 
 import anyio
 import pytest
@@ -95,23 +96,20 @@ async def test_drained_is_not_held_off_by_output_sent_after_it_was_called() -> N
     """A stream that never goes idle (a session streaming) still lets ``drained`` return
     once what was sent before the call is out."""
     read_fd, write_fd = os.pipe()
-    os.set_blocking(read_fd, False)
     stream = _FdSendStream(write_fd, current_token())
     received = bytearray()
-    quiet, chatter_done, done_reading = anyio.Event(), anyio.Event(), anyio.Event()
+    lock = threading.Lock()
 
-    def read_available() -> None:
-        while True:
-            try:
-                chunk = os.read(read_fd, 1 << 16)
-            except BlockingIOError:
-                return
-            received.extend(chunk)
+    def reader() -> None:  # a thread: the pipe drains as fast as the writer fills it
+        while chunk := os.read(read_fd, 1 << 16):
+            with lock:
+                received.extend(chunk)
 
-    async def reader() -> None:
-        while not done_reading.is_set():
-            read_available()
-            await anyio.sleep(0.001)
+    def seen(needle: bytes) -> bool:
+        with lock:
+            return needle in received
+
+    quiet, chatter_done = anyio.Event(), anyio.Event()
 
     async def chatter() -> None:
         while not quiet.is_set():
@@ -119,21 +117,22 @@ async def test_drained_is_not_held_off_by_output_sent_after_it_was_called() -> N
             await anyio.sleep(0)
         chatter_done.set()
 
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(reader)
             tg.start_soon(chatter)
             await anyio.sleep(0.05)
             await stream.send(b"MARK\n")
-            with anyio.fail_after(10):
+            with anyio.fail_after(20):
                 await stream.drained()  # the chatter goes on meanwhile
-            read_available()
-            assert b"MARK\n" in received
-            quiet.set()  # then let everything out while the reader still reads
-            with anyio.fail_after(60):
-                await chatter_done.wait()
-                await stream.drained()
-            done_reading.set()
+            assert not chatter_done.is_set()
+            deadline = anyio.current_time() + 5
+            while not seen(b"MARK\n") and anyio.current_time() < deadline:
+                await anyio.sleep(0.01)  # written to the pipe; the reader thread gets it
+            assert seen(b"MARK\n")
+            quiet.set()
     finally:
-        await stream.aclose()
+        await stream.aclose()  # closes the write end: the reader sees end of file
+        thread.join(10)
         os.close(read_fd)
