@@ -146,6 +146,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     unstable = not args.no_unstable
     run_until_done(factory, settings, unstable=unstable)
+    from acpwire.server._helpers import exit_now, wait_for_helpers
+
+    left = wait_for_helpers()
+    if left:
+        exit_now(0, left)
     return 0
 
 

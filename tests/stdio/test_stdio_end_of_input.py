@@ -21,7 +21,6 @@ from tests.stdio.stdio_support import (
     EXIT_TIMEOUT,
     STEP_TIMEOUT,
     child_env,
-    closed_port,
     destructive_command_turn,
     parse_lines,
     raw_child,
@@ -73,23 +72,32 @@ async def test_stdin_closed_during_a_permission_request_ends_the_process(tmp_pat
 
 
 def test_a_client_leaving_right_after_initialize_never_crashes_the_exit(tmp_path: Path) -> None:
-    """The start-up checks (the sandbox probe spawns bubblewrap) may still run when the
-    input ends at once; the process must still exit 0, never by a signal. Before the
-    checks were joined at close, about one exit in five died of SIGSEGV here under load
-    (the probe's fork/exec met the interpreter's finalization); a quiet machine
-    rarely shows it, so this test catches a regression mainly under load."""
-    home = write_home(tmp_path / "home", f"http://127.0.0.1:{closed_port()}/v1")
-    line = json.dumps(request(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}}))
+    """Background work of start-up (the model look-up's local discovery, the sandbox
+    probe spawning bubblewrap) may still run when the input ends at once; the process
+    must still exit 0, never by a signal. Before exit waited for those threads, about
+    one exit in twenty died of SIGSEGV or SIGABRT here under load (a daemon thread in a
+    system call met the interpreter's finalization); a quiet machine rarely shows it, so
+    this test catches a regression mainly under load."""
+    home = tmp_path / "home"  # nothing configured: local discovery runs in a thread
+    home.mkdir()
+    env = {**child_env(home), "ACPWIRE_LOG_LEVEL": "DEBUG"}
+    init = request(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
     codes = []
     for _ in range(25):
-        done = subprocess.run(
+        child = subprocess.Popen(
             list(ACPWIRE),
-            input=(line + "\n").encode(),
-            capture_output=True,
-            env=child_env(home),
-            timeout=60,
-            check=False,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
         )
-        assert json.loads(done.stdout.splitlines()[0])["id"] == 0
-        codes.append(done.returncode)
+        assert child.stdin is not None and child.stdout is not None
+        child.stdin.write(json.dumps(init).encode() + b"\n")
+        child.stdin.flush()
+        assert json.loads(child.stdout.readline())["id"] == 0
+        child.stdin.write(json.dumps(request(1, "session/list", {})).encode() + b"\n")
+        child.stdin.close()  # the client leaves right behind its last request
+        assert json.loads(child.stdout.readline())["id"] == 1
+        codes.append(child.wait(timeout=60))
+        child.stdout.close()
     assert codes == [0] * 25

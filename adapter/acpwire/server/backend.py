@@ -15,7 +15,7 @@ from typing import TypeVar
 from acp_v1 import models as m
 from acpwire.endpoint import after_answer
 from acpwire.rpc import invalid_params, method_not_found, resource_not_found
-from acpwire.store.db import storable
+from acpwire.store.values import storable
 
 from . import lifecycle, options
 from .core import BackendCore

@@ -25,7 +25,7 @@ from acpwire.probe import ConnectionProbe
 from acpwire.provenance import provenance_meta
 from acpwire.rpc import RpcError, auth_required, internal_error, invalid_params, resource_not_found
 from acpwire.store import StoreError
-from acpwire.store.db import storable
+from acpwire.store.values import storable
 
 from . import lifecycle, options
 from .lazy import LazyAgent

@@ -10,7 +10,6 @@ SQLite failures are translated into :mod:`acpwire.store.errors` exceptions namin
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import sqlite3
@@ -18,10 +17,9 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from acpwire.store.errors import (
     StoreBusyError,
@@ -31,71 +29,17 @@ from acpwire.store.errors import (
 )
 from acpwire.store.schema import SCHEMA_VERSION, migrate
 
-__all__ = ["MEMORY", "Database", "dump_json", "format_ts", "load_json", "parse_ts", "utcnow"]
+__all__ = ["MEMORY", "Database"]
 
 logger = logging.getLogger(__name__)
 
 MEMORY = ":memory:"
 CHECK_AT_OPEN_MAX_BYTES = 32 * 1024 * 1024
 """Larger files are integrity-checked after start-up (``Database.integrity_deferred``)."""
-_TS_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-_TS_LEN = len("2026-01-01T00:00:00.000000Z")
 _BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
 _CORRUPT_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 _MAGIC = b"SQLite format 3\x00"
 _HEADER_SIZE = 100
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-def format_ts(moment: datetime) -> str:
-    """Fixed-width UTC text, so that string order in SQL equals time order."""
-    if moment.tzinfo is None:
-        raise ValueError(f"timestamps must be timezone-aware, got naive {moment!r}")
-    return moment.astimezone(UTC).strftime(_TS_FORMAT)
-
-
-def parse_ts(text: str) -> datetime:
-    # fromisoformat reads what format_ts writes ("...T12:34:56.123456Z") 40x faster than
-    # strptime; anything else is still parsed strictly by the format.
-    if len(text) == _TS_LEN and text[-1] == "Z":
-        return datetime.fromisoformat(text)
-    return datetime.strptime(text, _TS_FORMAT).replace(tzinfo=UTC)
-
-
-def storable(text: str) -> bool:
-    """Whether SQLite can store ``text`` (no lone UTF-16 surrogate in it)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def storable_text(text: str) -> str:
-    """``text`` with any lone UTF-16 surrogate replaced by U+FFFD, for text columns."""
-    return text if storable(text) else text.encode("utf-8", "replace").decode("utf-8")
-
-
-def dump_json(value: object, what: str) -> str:
-    """Canonical JSON (sorted keys), so equal values give equal text and can be compared in SQL.
-
-    Text stays readable (non-ASCII as is), except lone UTF-16 surrogates (half an emoji
-    from a model or a JavaScript client), which SQLite cannot store as UTF-8: such a
-    value is written with ``\\u`` escapes instead, and reads back the same."""
-    try:
-        text = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{what} is not JSON-serialisable: {exc}") from exc
-    if not storable(text):
-        return json.dumps(value, sort_keys=True, ensure_ascii=True, allow_nan=False)
-    return text
-
-
-def load_json(text: str) -> Any:  # arbitrary JSON read back from the store
-    return json.loads(text)
 
 
 def _check_header(path: str) -> None:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from acpwire.store.db import Database, dump_json, format_ts, load_json, parse_ts, utcnow
+from acpwire.store.db import Database
+from acpwire.store.values import dump_json, format_ts, load_json, parse_ts, utcnow
 
 __all__ = ["HistoryChange", "HistoryMixin", "Message", "StoredMessage"]
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from acpwire.store.db import Database, format_ts, parse_ts, utcnow
+from acpwire.store.db import Database
+from acpwire.store.values import format_ts, parse_ts, utcnow
 
 __all__ = ["COMPRESSION", "InternalSessionRecord", "LineageMixin"]
 

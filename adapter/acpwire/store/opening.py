@@ -13,9 +13,10 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from acpwire.store.db import MEMORY, utcnow
+from acpwire.store.db import MEMORY
 from acpwire.store.errors import StoreCorruptError, StoreError
 from acpwire.store.session_store import SessionStore
+from acpwire.store.values import utcnow
 
 __all__ = ["DEFAULT_FILENAME", "RecoveryPolicy", "move_corrupt_aside", "open_session_store"]
 

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from acpwire.store.db import dump_json, format_ts, load_json, utcnow
 from acpwire.store.history import HistoryMixin, Message
+from acpwire.store.values import dump_json, format_ts, load_json, utcnow
 
 __all__ = ["NOT_RUN_CANCELLED", "NOT_RUN_STOPPED", "PendingMixin", "PendingPrompt", "not_run_note"]
 

@@ -13,7 +13,8 @@ from datetime import datetime
 from typing import Literal, get_args
 
 from acpwire.paths import normalize_for_compare
-from acpwire.store.db import Database, format_ts, parse_ts, utcnow
+from acpwire.store.db import Database
+from acpwire.store.values import format_ts, parse_ts, utcnow
 
 __all__ = ["ApprovalKind", "ApprovalRecord", "ApprovalsMixin", "Decision"]
 

@@ -17,8 +17,9 @@ from datetime import datetime
 from typing import Any, Final, Literal
 
 from acpwire.paths import normalize_for_compare
-from acpwire.store.db import (
-    Database,
+from acpwire.store.db import Database
+from acpwire.store.errors import SessionExistsError, UnknownSessionError
+from acpwire.store.values import (
     dump_json,
     format_ts,
     load_json,
@@ -26,7 +27,6 @@ from acpwire.store.db import (
     storable_text,
     utcnow,
 )
-from acpwire.store.errors import SessionExistsError, UnknownSessionError
 
 __all__ = ["MAX_PAGE", "UNSET", "JsonObject", "SessionRecord", "SessionsMixin", "Unset"]
 
