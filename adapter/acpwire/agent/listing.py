@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
-from acpwire.agent.stream import ModelError, error_message
+from acpwire.agent.stream import ModelError, http_error
 from acpwire.agent.tls import tls_context
 
 __all__ = ["list_model_windows", "list_models"]
@@ -82,19 +82,10 @@ def _get(url: str, base_url: str, api_key: str | None, timeout: float) -> bytes:
 
 def _http_error(exc: urllib.error.HTTPError) -> ModelError:
     try:
-        detail = exc.read(64 * 1024).decode("utf-8", "replace").strip()
+        body = exc.read(64 * 1024).decode("utf-8", "replace")
     except OSError:
-        detail = ""
-    try:
-        parsed = json.loads(detail) if detail else None
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict) and "error" in parsed:
-        detail = error_message(parsed["error"])
-    elif isinstance(parsed, dict) and isinstance(parsed.get("message"), str):
-        detail = parsed["message"]
-    suffix = f": {detail[:300]}" if detail else ""
-    return ModelError(f"model server returned HTTP {exc.code}{suffix}", status=exc.code)
+        body = ""
+    return http_error(exc.code, body)
 
 
 def _window(entry: Mapping[str, Any]) -> int | None:

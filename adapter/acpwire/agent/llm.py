@@ -31,7 +31,7 @@ from acpwire.agent.stream import (
     ReplyAssembler,
     SSEDecoder,
     TextSink,
-    error_message,
+    http_error,
 )
 from acpwire.agent.tls import tls_context
 
@@ -220,19 +220,7 @@ def _consume(items: queue.Queue[_Item], assembler: ReplyAssembler) -> ModelReply
 
 
 def _http_error(response: httpx.Response) -> ModelError:
-    detail = response.text.strip()
-    try:
-        parsed = response.json()
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict) and "error" in parsed:
-        detail = error_message(parsed["error"])
-    elif isinstance(parsed, dict) and isinstance(parsed.get("message"), str):
-        detail = parsed["message"]
-    suffix = f": {detail[:300]}" if detail else ""
-    return ModelError(
-        f"model server returned HTTP {response.status_code}{suffix}", status=response.status_code
-    )
+    return http_error(response.status_code, response.text)
 
 
 def _transport_error(exc: Exception, base_url: str) -> ModelError:

@@ -234,3 +234,20 @@ def error_message(error: object) -> str:
             return message
         return json.dumps(error)[:300]
     return str(error)[:300]
+
+
+def http_error(status: int, body: str) -> ModelError:
+    """The error for an HTTP error answer of the model server: its status and the message
+    its body carries (OpenAI's ``{"error": {...}}``, a bare ``{"message": ...}``, or the
+    text itself), cut at 300 characters."""
+    detail = body.strip()
+    try:
+        parsed = json.loads(detail) if detail else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and "error" in parsed:
+        detail = error_message(parsed["error"])
+    elif isinstance(parsed, dict) and isinstance(parsed.get("message"), str):
+        detail = parsed["message"]
+    suffix = f": {detail[:300]}" if detail else ""
+    return ModelError(f"model server returned HTTP {status}{suffix}", status=status)
