@@ -8,16 +8,12 @@ from pathlib import Path
 import pytest
 
 from acpwire.approval import is_sensitive, protected_dirs, protected_reason
+from tests.support.homes import isolated_home
 
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    user = tmp_path / "user"
-    user.mkdir()
-    monkeypatch.setenv("HOME", str(user))
-    monkeypatch.setenv("ACPWIRE_HOME", str(tmp_path / "cfg"))
-    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "hermes"))
-    return user
+    return isolated_home(tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize(

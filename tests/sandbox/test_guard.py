@@ -58,14 +58,19 @@ def test_binds_every_depth_and_holds_missing_places(tmp_path: Path) -> None:
     assert (work / ".idea").is_dir()
 
 
-def test_past_the_budget_it_says_why_and_will_not_start_unasked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    work = tmp_path / "work"
+def _wide_workspace(work: Path) -> Path:
+    """30 directories of 3 files: more than a walk with a tiny budget lists."""
     for n in range(30):
         (work / f"d{n}").mkdir(parents=True)
         for name in ("a", "b", "c"):
             (work / f"d{n}" / name).write_text("x")
+    return work
+
+
+def test_past_the_budget_it_says_why_and_will_not_start_unasked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = _wide_workspace(tmp_path / "work")
     monkeypatch.setattr(guard, "WALK_ENTRIES", 5)
     monkeypatch.setattr(guard, "CHECK_ENTRIES", 5)
     g = _guard(work, tmp_path)
@@ -96,11 +101,7 @@ def test_too_many_protected_paths_is_a_reason_to_ask(
 def test_what_the_walk_had_not_reached_is_not_taken_for_the_command_s(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    work = tmp_path / "work"
-    for n in range(30):
-        (work / f"d{n}").mkdir(parents=True)
-        for name in ("a", "b", "c"):
-            (work / f"d{n}" / name).write_text("x")
+    work = _wide_workspace(tmp_path / "work")
     (work / "d29" / ".envrc").write_text("the user's\n")
     monkeypatch.setattr(guard, "WALK_ENTRIES", 5)
     g = _guard(work, tmp_path)

@@ -14,6 +14,7 @@ import pytest
 from acpwire.approval.protected import is_sensitive
 from acpwire.sandbox._match import Matcher
 from acpwire.sandbox.tree import RACY_NS, WorkspaceTree
+from tests.support.homes import isolated_home
 
 
 def _full(tree: WorkspaceTree) -> bool:
@@ -23,12 +24,7 @@ def _full(tree: WorkspaceTree) -> bool:
 
 @pytest.fixture(autouse=True)
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    user = tmp_path / "user"
-    user.mkdir()
-    monkeypatch.setenv("HOME", str(user))
-    monkeypatch.setenv("ACPWIRE_HOME", str(tmp_path / "cfg"))
-    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "hermes"))
-    return user
+    return isolated_home(tmp_path, monkeypatch)
 
 
 def _tree(root: Path, extra: tuple[str, ...] = (), skip: tuple[str, ...] = ()) -> WorkspaceTree:
