@@ -17,8 +17,9 @@ A guide with runnable examples: docs/LIBRARY.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from acpwire._exports import lazy_exports
 
 __version__ = "0.1.0"
 """Kept equal to ``project.version`` in pyproject.toml (a test checks)."""
@@ -148,14 +149,5 @@ __all__ = [
 ]
 
 
-def _load(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'acpwire' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
 if not TYPE_CHECKING:  # type checkers read the imports above, and know no other names
-    __getattr__ = _load
+    __getattr__ = lazy_exports(__name__, _WHERE)

@@ -63,4 +63,6 @@ def test_importing_the_packages_loads_only_what_they_need() -> None:
     done = subprocess.run(
         [sys.executable, "-c", LIGHT], capture_output=True, text=True, check=True, cwd=ROOT
     )
-    assert json.loads(done.stdout) == ["acp_v1._lazy", "acp_v1.methods", "acp_v1.models"]
+    # acpwire._exports: the lazy re-export helper (importlib and sys only).
+    loaded = ["acp_v1._lazy", "acp_v1.methods", "acp_v1.models", "acpwire._exports"]
+    assert json.loads(done.stdout) == loaded

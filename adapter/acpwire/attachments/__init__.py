@@ -8,7 +8,9 @@ capabilities).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from acpwire._exports import lazy_exports
 
 if TYPE_CHECKING:
     from .capabilities import PROMPT_CAPABILITIES
@@ -34,13 +36,10 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "PROMPT_CAPABILITIES":
-        from .capabilities import PROMPT_CAPABILITIES
+_WHERE = {
+    **dict.fromkeys(__all__, "acpwire.attachments.content"),
+    "PROMPT_CAPABILITIES": "acpwire.attachments.capabilities",
+}
 
-        return PROMPT_CAPABILITIES
-    if name in __all__:
-        from . import content
-
-        return getattr(content, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __getattr__ = lazy_exports(__name__, _WHERE)

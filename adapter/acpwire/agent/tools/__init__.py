@@ -6,8 +6,9 @@ The names below load their module on first access: code that needs one tool modu
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from acpwire._exports import lazy_exports
 
 if TYPE_CHECKING:
     from acpwire.agent.tools.args import ToolArgError
@@ -45,18 +46,15 @@ __all__ = [
     "fuzzy_replace",
 ]
 
-_HOMES = {
-    "ToolArgError": "args",
-    "dangerous_reason": "danger",
-    "PatchError": "fuzzy",
-    "fuzzy_replace": "fuzzy",
-    "default_tools": "registry",
-    "LocalRunner": "terminal",
+_WHERE = {
+    **dict.fromkeys(__all__, "acpwire.agent.tools.base"),  # the rest: their own modules
+    "ToolArgError": "acpwire.agent.tools.args",
+    "dangerous_reason": "acpwire.agent.tools.danger",
+    "PatchError": "acpwire.agent.tools.fuzzy",
+    "fuzzy_replace": "acpwire.agent.tools.fuzzy",
+    "default_tools": "acpwire.agent.tools.registry",
+    "LocalRunner": "acpwire.agent.tools.terminal",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(f"{__name__}.{_HOMES.get(name, 'base')}")
-    return getattr(module, name)
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __getattr__ = lazy_exports(__name__, _WHERE)
