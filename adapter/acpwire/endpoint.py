@@ -102,7 +102,6 @@ class AcpEndpoint(FastDecoder):
         extensions: ExtensionHandler | None = None,
     ) -> None:
         self.role: Role = role
-        self._agent = role == "agent"
         self.unstable = unstable
         self._extensions = extensions
         self._requests = methods.AGENT_REQUESTS if role == "agent" else methods.CLIENT_REQUESTS
