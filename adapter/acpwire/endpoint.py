@@ -16,7 +16,10 @@ implementation), validating params into the generated models:
   own code is a bug on this side: -32603, with its traceback in the log;
 * ``_meta`` stays the ``meta`` field of the params model, never merged into anything.
 
-A handler is checked when it is bound (:func:`acpwire.handlers.check_handler`).
+A handler is checked when it is bound (:func:`acpwire.handlers.check_handler`). The
+``_``-prefixed calls are routed by :class:`acpwire.handlers.ExtensionCalls`, mixed in
+here; the handler-side types (:class:`ExtensionHandler`, :class:`RetiredMethods`,
+:class:`HandlerBug`) live in :mod:`acpwire.handlers` and are re-exported.
 
 It also supplies the connection's decoder (``decode``, from :mod:`acpwire._decoding`):
 valid ACP messages are decoded and validated in one pydantic-core pass; anything else
@@ -28,7 +31,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from typing import Any, Final, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal
 
 import anyio
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -37,7 +40,16 @@ from acp_v1 import DECODE, dispatch, interfaces, methods
 from acp_v1.methods import MethodSpec
 
 from ._decoding import NO_FAST, FastDecoder, FastNotification, model_class
-from .handlers import ExtensionRoute, check_handler, extension_routes
+from .handlers import (
+    ExtensionCalls,
+    ExtensionHandler,
+    ExtensionRoute,
+    HandlerBug,
+    RetiredMethods,
+    check_handler,
+    extension_routes,
+    short_error,
+)
 from .rpc import (
     RequestContext,
     internal_error,
@@ -45,6 +57,15 @@ from .rpc import (
     method_not_found,
 )
 from .rpc.errors import describe_validation_error
+
+__all__ = [
+    "AcpEndpoint",
+    "ExtensionHandler",
+    "HandlerBug",
+    "RetiredMethods",
+    "Role",
+    "after_answer",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -69,28 +90,7 @@ def after_answer(callback: Callable[[], Awaitable[None]]) -> bool:
 _PROTOCOL_STUBS: Final = {"agent": interfaces.Agent, "client": interfaces.Client}
 
 
-class ExtensionHandler(Protocol):
-    """Receives the ``_``-prefixed methods and notifications (by wire name, underscore
-    included) that the handler object has no decorated method for."""
-
-    async def ext_method(self, method: str, params: object) -> object: ...
-    async def ext_notification(self, method: str, params: object) -> None: ...
-
-
-@runtime_checkable
-class RetiredMethods(Protocol):
-    """A handler that still answers requests for methods the protocol has removed (and
-    some clients still send); it raises ``method_not_found`` for the rest."""
-
-    async def retired_method(self, method: str, params: object) -> object: ...
-
-
-class HandlerBug(RuntimeError):
-    """A handler failed with an error of its own making (such as a ``ValidationError``
-    from building a model): answered -32603, logged with the traceback."""
-
-
-class AcpEndpoint(FastDecoder):
+class AcpEndpoint(FastDecoder, ExtensionCalls):
     """Route one side's incoming ACP messages to a typed handler object."""
 
     def __init__(
@@ -203,18 +203,25 @@ class AcpEndpoint(FastDecoder):
             typed = self._initialize_params(spec, params)
         except ValidationError as exc:
             raise invalid_params(describe_validation_error(exc)) from None
-        token = _CURRENT.set(ctx)
-        try:
-            result = await handler(typed)
-        except ValidationError as exc:
-            raise HandlerBug(f"the {method} handler raised a ValidationError") from exc
-        finally:
-            _CURRENT.reset(token)
+        result = await self._in_request(ctx, method, handler, typed)
         if result is None:
             # A request always has a result type; None would reach the peer as `null`.
             logger.error("%s handler %s returned None", self.role, spec.handler)
             raise internal_error(f"{method}: the handler returned no result")
         return result
+
+    async def _in_request(
+        self, ctx: RequestContext, method: str, call: Callable[[Any], Awaitable[Any]], params: Any
+    ) -> object:
+        """``call(params)`` serving request ``method``: :func:`after_answer` sees ``ctx``;
+        a ``ValidationError`` it raises is a :class:`HandlerBug`."""
+        token = _CURRENT.set(ctx)
+        try:
+            return await call(params)
+        except ValidationError as exc:
+            raise HandlerBug(f"the {method} handler raised a ValidationError") from exc
+        finally:
+            _CURRENT.reset(token)
 
     async def on_notification(self, method: str, params: object) -> None:
         route = self._note_routes.get(method)
@@ -226,7 +233,7 @@ class AcpEndpoint(FastDecoder):
             try:
                 params = self._params(self._notifications[method], params)
             except ValidationError as exc:
-                logger.warning("dropped invalid %s notification: %s", method, _short(exc))
+                logger.warning("dropped invalid %s notification: %s", method, short_error(exc))
                 return
         try:
             await handler(params)
@@ -259,52 +266,6 @@ class AcpEndpoint(FastDecoder):
             return "unstable method not enabled (the connection has unstable=False)"
         return "unstable method, not implemented by the handler"
 
-    # -- extensions ------------------------------------------------------------------
-
-    def _ext_params(self, route: ExtensionRoute, params: object) -> object:
-        if route.params is None:
-            return params
-        return route.params.validate_python(params, context=DECODE)
-
-    async def _ext_request(self, method: str, params: object, ctx: RequestContext) -> object:
-        route = self._ext_routes.get(method)
-        if route is None or route.kind != "request":
-            if self._extensions is None:
-                raise method_not_found(method)
-            return await self._extensions.ext_method(method, params)
-        try:
-            typed = self._ext_params(route, params)
-        except ValidationError as exc:
-            raise invalid_params(describe_validation_error(exc)) from None
-        token = _CURRENT.set(ctx)
-        try:
-            result = await route.call(typed)
-        except ValidationError as exc:
-            raise HandlerBug(f"the {method} handler raised a ValidationError") from exc
-        finally:
-            _CURRENT.reset(token)
-        if result is None:
-            raise internal_error(f"{method}: the handler returned no result")
-        return result
-
-    async def _ext_notification(self, method: str, params: object) -> None:
-        route = self._ext_routes.get(method)
-        if route is None or route.kind != "notification":
-            if self._extensions is not None:
-                await self._extensions.ext_notification(method, params)
-            else:
-                logger.info("ignored extension notification %r: no handler", method)
-            return
-        try:
-            typed = self._ext_params(route, params)
-        except ValidationError as exc:
-            logger.warning("dropped invalid %s notification: %s", method, _short(exc))
-            return
-        try:
-            await route.call(typed)
-        except ValidationError as exc:
-            raise HandlerBug(f"the {method} handler raised a ValidationError") from exc
-
     def _initialize_params(self, spec: MethodSpec, params: object) -> object:
         """Params for ``spec``; an ``initialize`` whose ``protocolVersion`` is not an
         integer (date strings from MCP-style clients, ``"1"``) is not coerced but read as
@@ -327,8 +288,3 @@ class AcpEndpoint(FastDecoder):
         if adapter is None:
             adapter = self._adapters[spec.method] = TypeAdapter(spec.params)
         return adapter
-
-
-def _short(exc: ValidationError) -> str:
-    first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
-    return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"

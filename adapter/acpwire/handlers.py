@@ -9,21 +9,34 @@ name is close to a protocol method (``session_promt``), is the official SDK's na
 one (``prompt``, ``new_session``) or belongs to the other role (``session_update`` on an
 agent) raises :class:`HandlerError` with the name meant, instead of answering -32601
 when the peer calls it. So does a ``Client`` bound as an agent, or the reverse.
+
+It also says what else an endpoint hands calls to: an :class:`ExtensionHandler` hook,
+a handler that is :class:`RetiredMethods`, and :class:`ExtensionCalls`, the routing of
+``_``-prefixed methods and notifications to the decorated methods (mixed into
+:class:`~acpwire.endpoint.AcpEndpoint`). A ``ValidationError`` raised by handler code
+is a :class:`HandlerBug`.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, Literal, TypeVar, get_type_hints
+from typing import Any, Final, Literal, Protocol, TypeVar, get_type_hints, runtime_checkable
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
-from acp_v1 import interfaces, methods
+from acp_v1 import DECODE, interfaces, methods
+
+from .rpc import RequestContext, internal_error, invalid_params, method_not_found
+from .rpc.errors import describe_validation_error
 
 __all__ = [
+    "ExtensionHandler",
     "ExtensionRoute",
+    "HandlerBug",
     "HandlerError",
+    "RetiredMethods",
     "check_handler",
     "ext_method",
     "ext_notification",
@@ -63,6 +76,27 @@ _SDK_NAMES: Final[dict[Role, dict[str, str]]] = {
 
 class HandlerError(TypeError):
     """A handler object does not fit the role it is bound to (raised at bind time)."""
+
+
+class HandlerBug(RuntimeError):
+    """A handler failed with an error of its own making (such as a ``ValidationError``
+    from building a model): answered -32603, logged with the traceback."""
+
+
+class ExtensionHandler(Protocol):
+    """Receives the ``_``-prefixed methods and notifications (by wire name, underscore
+    included) that the handler object has no decorated method for."""
+
+    async def ext_method(self, method: str, params: object) -> object: ...
+    async def ext_notification(self, method: str, params: object) -> None: ...
+
+
+@runtime_checkable
+class RetiredMethods(Protocol):
+    """A handler that still answers requests for methods the protocol has removed (and
+    some clients still send); it raises ``method_not_found`` for the rest."""
+
+    async def retired_method(self, method: str, params: object) -> object: ...
 
 
 def _mark(method: str, kind: Literal["request", "notification"]) -> Callable[[F], F]:
@@ -120,6 +154,69 @@ def extension_routes(handler: object) -> dict[str, ExtensionRoute]:
             raise HandlerError(f"{type(handler).__name__}: two handlers for {method!r}")
         routes[method] = ExtensionRoute(method, kind, getattr(handler, name), _params(func))
     return routes
+
+
+class ExtensionCalls:
+    """The ``_``-prefixed methods and notifications of an endpoint (mixed into
+    :class:`~acpwire.endpoint.AcpEndpoint`, which sets the attributes below): to the
+    bound handler's decorated method for it, else to the ``extensions`` hook; without
+    either a request answers -32601 and a notification is ignored."""
+
+    _ext_routes: dict[str, ExtensionRoute]
+    _extensions: ExtensionHandler | None
+
+    async def _in_request(
+        self, ctx: RequestContext, method: str, call: Callable[[Any], Awaitable[Any]], params: Any
+    ) -> object:
+        raise NotImplementedError
+
+    def _ext_params(self, route: ExtensionRoute, params: object) -> object:
+        if route.params is None:
+            return params
+        return route.params.validate_python(params, context=DECODE)
+
+    async def _ext_request(self, method: str, params: object, ctx: RequestContext) -> object:
+        route = self._ext_routes.get(method)
+        if route is None or route.kind != "request":
+            if self._extensions is None:
+                raise method_not_found(method)
+            return await self._extensions.ext_method(method, params)
+        try:
+            typed = self._ext_params(route, params)
+        except ValidationError as exc:
+            raise invalid_params(describe_validation_error(exc)) from None
+        result = await self._in_request(ctx, method, route.call, typed)
+        if result is None:
+            raise internal_error(f"{method}: the handler returned no result")
+        return result
+
+    async def _ext_notification(self, method: str, params: object) -> None:
+        route = self._ext_routes.get(method)
+        if route is None or route.kind != "notification":
+            if self._extensions is not None:
+                await self._extensions.ext_notification(method, params)
+            else:
+                _endpoint_log.info("ignored extension notification %r: no handler", method)
+            return
+        try:
+            typed = self._ext_params(route, params)
+        except ValidationError as exc:
+            _endpoint_log.warning("dropped invalid %s notification: %s", method, short_error(exc))
+            return
+        try:
+            await route.call(typed)
+        except ValidationError as exc:
+            raise HandlerBug(f"the {method} handler raised a ValidationError") from exc
+
+
+_endpoint_log: Final = logging.getLogger("acpwire.endpoint")
+"""The endpoint's logger: what it routes here logs as it did before the routing moved."""
+
+
+def short_error(exc: ValidationError) -> str:
+    """The first error of ``exc`` as ``loc: msg``, for a log line."""
+    first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+    return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
 
 
 def _params(func: Callable[..., Any]) -> TypeAdapter[Any] | None:
