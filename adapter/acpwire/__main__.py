@@ -15,10 +15,17 @@ from __future__ import annotations
 
 import argparse
 import gc
+import logging
+import signal
 import sys
+from types import FrameType
+from typing import TYPE_CHECKING
 
 from acpwire import __version__
 from acpwire._logs import setup_logging
+
+if TYPE_CHECKING:
+    from acpwire.config import Settings
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -131,21 +138,40 @@ def main(argv: list[str] | None = None) -> int:
         from acpwire.demo import run_demo
 
         return run_demo()
-    # Start-up builds objects that live as long as the process; the cyclic collector
-    # would scan them over and over (about 5 % of the start-up). It resumes once the
-    # backend is up (acpwire.server.stdio.settle_gc).
-    gc.disable()
+    return _serve(settings, args.agent, unstable=not args.no_unstable)
 
-    from acpwire.server.choice import AgentSpecError, choose_factory
-    from acpwire.server.stdio import run_until_done
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _serve(settings: Settings, agent: str | None, *, unstable: bool) -> int:
+    """The stdio backend until the editor closes stdin or a signal ends it."""
+    # Until the backend's signal watcher is up (acpwire.server.signals), SIGTERM ends
+    # the start as Ctrl-C does: quietly, exit code 0, no traceback.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
-        factory = choose_factory(settings, args.agent)
-    except AgentSpecError as exc:
-        print(f"acpwire: {exc}", file=sys.stderr)
-        return 2
-    unstable = not args.no_unstable
-    run_until_done(factory, settings, unstable=unstable)
+        # Start-up builds objects that live as long as the process; the cyclic collector
+        # would scan them over and over (about 5 % of the start-up). It resumes once the
+        # backend is up (acpwire.server.stdio.settle_gc).
+        gc.disable()
+        from acpwire.server._early import answer_first
+        from acpwire.server.choice import AgentSpecError, choose_factory
+
+        try:
+            factory = choose_factory(settings, agent)
+        except AgentSpecError as exc:
+            print(f"acpwire: {exc}", file=sys.stderr)
+            return 2
+        # `initialize` is answered before the event loop and anyio load (acpwire.server._early).
+        early = answer_first(factory, unstable=unstable)
+        if early is not None:
+            from acpwire.server.stdio import run_until_done
+
+            run_until_done(factory, settings, unstable=unstable, early=early)
+    except KeyboardInterrupt:
+        logging.getLogger("acpwire").info("interrupted while starting; shutting down")
+        return 0
     from acpwire.server._helpers import exit_now, wait_for_helpers
 
     left = wait_for_helpers()

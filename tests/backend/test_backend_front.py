@@ -15,8 +15,9 @@ import pytest
 from acp_v1 import models as m
 from acpwire.mcp import McpServerHost
 from acpwire.rpc import memory_pair
+from acpwire.server.advertised import DEFAULT_MCP_TRANSPORTS
 from acpwire.server.app import Runtime
-from acpwire.server.front import DEFAULT_MCP_TRANSPORTS, FrontDesk, Station, serve_connection
+from acpwire.server.front import FrontDesk, Station, serve_connection
 from tests.backend.harness import NoMcp, make_settings, workspace_of
 from tests.backend.test_backend_wire import Lines, request
 from tests.support.fake_llm import FakeLLM
@@ -145,21 +146,24 @@ def _seen(err: bytes) -> dict[str, Any]:
 def test_over_stdio_initialize_is_answered_before_the_session_machinery_loads(
     tmp_path: Path,
 ) -> None:
-    """The real command: what is imported when the answer is built, and after it."""
+    """The real command: what is imported when the answer is written, and after it. The
+    answer is written before the event loop starts (acpwire.server._early): neither
+    anyio nor asyncio is loaded yet."""
     script = """
 import atexit, gc, json, sys
-import acpwire.server.front as front
+from acpwire.rpc.stdio import ClaimedStdio
 
 seen = {}
-answer = front.FrontDesk.initialize
+write_all = ClaimedStdio.write_all
 
-async def initialize(self, params):
-    result = await answer(self, params)
-    seen["at_answer"] = "acpwire.server.core" in sys.modules
-    seen["gc_at_answer"] = gc.isenabled()
-    return result
+def spy(self, data):
+    if "at_answer" not in seen:
+        seen["at_answer"] = "acpwire.server.core" in sys.modules
+        seen["loop_at_answer"] = sorted({"anyio", "asyncio"} & set(sys.modules))
+        seen["gc_at_answer"] = gc.isenabled()
+    write_all(self, data)
 
-front.FrontDesk.initialize = initialize
+ClaimedStdio.write_all = spy
 atexit.register(lambda: sys.stderr.write("SEEN " + json.dumps({
     **seen, "at_exit": "acpwire.server.core" in sys.modules,
     "gc_at_exit": gc.isenabled(), "frozen": gc.get_freeze_count()}) + "\\n"))
@@ -177,6 +181,7 @@ main([])
     assert [a["id"] for a in got] == [1, 2] and "sessions" in got[1]["result"]
     seen = _seen(err)
     assert seen["at_answer"] is False and seen["at_exit"] is True
+    assert seen["loop_at_answer"] == []
     # The collector is paused during start-up and resumes once the backend is up, with
     # the start-up objects frozen out of its scans.
     assert seen["gc_at_answer"] is False and seen["gc_at_exit"] is True

@@ -6,16 +6,17 @@ longer than ``max_line_bytes`` is never buffered whole: it is consumed up to its
 discarded, and reported as an :class:`OversizedLine` so the connection can answer with
 an error and carry on (the official SDK crashed or reassembled such lines).
 
-This module knows nothing about JSON-RPC or ACP; it imports only the stdlib and anyio.
+This module knows nothing about JSON-RPC or ACP; it imports only the stdlib, and anyio
+when a :class:`LineReader` is made (framing an outgoing line needs no event loop).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-import anyio
-from anyio.abc import ByteReceiveStream
+if TYPE_CHECKING:
+    from anyio.abc import ByteReceiveStream
 
 DEFAULT_MAX_LINE_BYTES: Final = 32 * 1024 * 1024
 DEFAULT_CHUNK_BYTES: Final = 64 * 1024
@@ -54,6 +55,9 @@ class LineReader:
     ) -> None:
         if max_line_bytes < 1:
             raise ValueError("max_line_bytes must be positive")
+        from anyio import EndOfStream  # here, not above: see the module's docstring
+
+        self._end_of_stream = EndOfStream
         self._stream = stream
         self._limit = max_line_bytes
         self._chunk_bytes = chunk_bytes
@@ -81,7 +85,7 @@ class LineReader:
                 return self._finish()
             try:
                 chunk = await self._stream.receive(self._chunk_bytes)
-            except anyio.EndOfStream:
+            except self._end_of_stream:
                 self._eof = True
                 continue
             self._feed(chunk)

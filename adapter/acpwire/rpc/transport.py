@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -29,6 +28,8 @@ import anyio.from_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.lowlevel import EventLoopToken, current_token
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from .stdio import ClaimedStdio, claim_stdio
 
 logger = logging.getLogger(__name__)
 
@@ -42,12 +43,19 @@ StreamPair: TypeAlias = tuple[ByteReceiveStream, ByteSendStream]
 class _FdReceiveStream(ByteReceiveStream):
     """Reads a file descriptor in a daemon thread that owns (and finally closes) it."""
 
-    def __init__(self, fd: int, token: EventLoopToken) -> None:
+    def __init__(
+        self, fd: int, token: EventLoopToken, unread: bytes = b"", at_eof: bool = False
+    ) -> None:
         self._items_in, self._items = anyio.create_memory_object_stream[bytes | OSError](
             _READ_AHEAD_CHUNKS
         )
-        self._rest = b""
+        self._rest = unread
+        """Bytes to hand out before reading more (at first: what was read before the loop)."""
         self._eof = False
+        if at_eof:  # the end was seen already; a terminal would not report it again
+            os.close(fd)
+            self._items_in.close()
+            return
         thread = threading.Thread(
             target=self._run, args=(fd, token), name=f"acpwire-read-fd{fd}", daemon=True
         )
@@ -73,7 +81,10 @@ class _FdReceiveStream(ByteReceiveStream):
         if not self._rest:
             if self._eof:
                 raise anyio.EndOfStream
-            item = await self._items.receive()
+            try:
+                item = await self._items.receive()
+            except anyio.EndOfStream:  # closed at start: end of input was read before
+                item = b""
             if isinstance(item, OSError):
                 self._eof = True
                 raise anyio.BrokenResourceError(f"reading stdin failed: {item}") from item
@@ -206,7 +217,7 @@ class _FdSendStream(ByteSendStream):
 
 @asynccontextmanager
 async def stdio_streams(
-    *, isolate: bool = True, flush_timeout: float = 10.0
+    *, isolate: bool = True, flush_timeout: float = 10.0, claimed: ClaimedStdio | None = None
 ) -> AsyncIterator[StreamPair]:
     """The process's stdin/stdout as a byte stream pair (binary, unbuffered).
 
@@ -214,11 +225,15 @@ async def stdio_streams(
     until the context exits, so only protocol bytes reach the real stdout and no child
     process can read protocol input. On exit, queued output is flushed first (waiting
     at most ``flush_timeout`` seconds for a reader that has stopped reading).
+    ``claimed``: stdio claimed before the event loop (:func:`acpwire.rpc.stdio.claim_stdio`;
+    ``isolate`` is then the claim's); what it read and did not use is received first.
     """
-    in_fd, out_fd = os.dup(0), os.dup(1)
-    restore = _isolate_stdio() if isolate else None
+    if claimed is None:
+        claimed = claim_stdio(isolate=isolate)
+    restore = claimed.restore
     token = current_token()
-    receive, send = _FdReceiveStream(in_fd, token), _FdSendStream(out_fd, token)
+    receive = _FdReceiveStream(claimed.in_fd, token, claimed.unread, claimed.at_eof)
+    send = _FdSendStream(claimed.out_fd, token)
     try:
         yield receive, send
     finally:
@@ -232,26 +247,6 @@ async def stdio_streams(
             await receive.aclose()
         if restore is not None:
             restore()
-
-
-def _isolate_stdio() -> Callable[[], None]:
-    saved_in, saved_out = os.dup(0), os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    os.dup2(2, 1)
-    if sys.stdout is not None:
-        sys.stdout.flush()  # anything printed earlier now lands on stderr too
-
-    def restore() -> None:
-        if sys.stdout is not None:
-            sys.stdout.flush()  # stray prints made while serving belong on stderr
-        os.dup2(saved_out, 1)
-        os.dup2(saved_in, 0)
-        os.close(saved_out)
-        os.close(saved_in)
-
-    return restore
 
 
 class MemoryByteReceiveStream(ByteReceiveStream):

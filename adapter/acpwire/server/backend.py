@@ -18,6 +18,7 @@ from acpwire.rpc import invalid_params, method_not_found, resource_not_found
 from acpwire.store.values import storable
 
 from . import lifecycle, options
+from .advertised import setup_method_of
 from .core import BackendCore
 from .state import DEFAULT_MODE, SessionState
 
@@ -51,7 +52,7 @@ class AcpBackend(BackendCore):
             configured=configured,
             problem=self.factory.problem,
             hint=self.factory.setup_hint,
-            setup=lifecycle.setup_method_of(self.factory),
+            setup=setup_method_of(self.factory),
         )
         self.logged_out = False
         return m.AuthenticateResponse()

@@ -30,6 +30,7 @@ from acpwire.link import AgentConnection
 from acpwire.probe import ConnectionProbe
 
 from . import lifecycle
+from .advertised import DEFAULT_MCP_TRANSPORTS
 
 if TYPE_CHECKING:
     from .app import Runtime
@@ -38,9 +39,6 @@ if TYPE_CHECKING:
     from .state import SessionState
 
 logger = logging.getLogger(__name__)
-
-#: What ``acpwire.mcp.McpServerHost`` connects besides stdio (a test keeps them equal).
-DEFAULT_MCP_TRANSPORTS = {"http": True, "sse": True}
 
 
 @dataclass(slots=True)
@@ -88,9 +86,17 @@ class FrontDesk(Agent):
 
 
 async def serve_connection(
-    station: Station, receive: ByteReceiveStream, send: ByteSendStream
+    station: Station,
+    receive: ByteReceiveStream,
+    send: ByteSendStream,
+    *,
+    greeted: ConnectionProbe | None = None,
 ) -> None:
-    """Serve one ACP client until it closes the stream, then stop its sessions' work."""
+    """Serve one ACP client until it closes the stream, then stop its sessions' work.
+
+    ``greeted``: the client's ``initialize`` was answered before the connection started
+    (:mod:`._early`), with this probe; the backend then loads at once.
+    """
     link = AgentConnection(
         lambda client: FrontDesk(client, station), receive, send, unstable=station.unstable
     )
@@ -137,6 +143,9 @@ async def serve_connection(
             link.endpoint.upgrade_with(open_backend)
             link.connection.on_input_end = wind_down
             desk.ready = after_initialize
+            if greeted is not None:
+                desk.probe = greeted
+                tg.start_soon(after_initialize)
             try:
                 await link.serve()
             finally:

@@ -18,6 +18,7 @@ import anyio
 from acpwire.config import Settings
 from acpwire.rpc import stdio_streams
 
+from ._early import EarlyStart, answer_first
 from .choice import as_factory, choose_factory, load_factory
 from .front import Station, serve_connection
 from .signals import SignalPolicy, watch_signals
@@ -85,7 +86,13 @@ async def run_stdio(
         from acpwire.config import load_settings
 
         settings = load_settings()
-    factory = resolve_agent(agent, settings)
+    await _serve(resolve_agent(agent, settings), settings, unstable=unstable, early=None)
+
+
+async def _serve(
+    factory: AgentFactory, settings: Settings, *, unstable: bool, early: EarlyStart | None
+) -> None:
+    """:func:`run_stdio`, on stdio claimed (and perhaps greeted) before the loop started."""
     made: list[Runtime] = []
 
     def runtime() -> Runtime:
@@ -103,12 +110,17 @@ async def run_stdio(
         settle_gc()
 
     logger.info("acpwire serving ACP on stdio (config home %s)", settings.home)
+    claimed = None if early is None else early.stdio
+    greeted = None if early is None else early.probe
     try:
-        async with stdio_streams() as (receive, send), anyio.create_task_group() as tg:
+        async with (
+            stdio_streams(claimed=claimed) as (receive, send),
+            anyio.create_task_group() as tg,
+        ):
             tg.start_soon(settle_anyway)
             station = Station(factory, runtime, unstable=unstable, on_ready=settle_gc)
             tg.start_soon(watch_signals, _signal_policy(station), tg.cancel_scope.cancel)
-            await serve_connection(station, receive, send)
+            await serve_connection(station, receive, send, greeted=greeted)
             tg.cancel_scope.cancel()
     finally:
         for opened in made:
@@ -133,16 +145,26 @@ def serve(
     factory = resolve_agent(agent, settings)
     gc.disable()  # resumed once the backend is built (settle_gc)
     try:
-        run_until_done(factory, settings, unstable=unstable)
+        early = answer_first(factory, unstable=unstable)
+        if early is not None:
+            run_until_done(factory, settings, unstable=unstable, early=early)
     finally:
         gc.enable()
 
 
-def run_until_done(factory: AgentFactory, settings: Settings, *, unstable: bool = True) -> None:
-    """:func:`run_stdio` in a new event loop until the editor closes stdin or a signal ends
-    it (:mod:`.signals`); a Ctrl-C before the signal watcher is up ends it quietly too."""
+def run_until_done(
+    factory: AgentFactory,
+    settings: Settings,
+    *,
+    unstable: bool = True,
+    early: EarlyStart | None = None,
+) -> None:
+    """Serve ``factory`` on stdio in a new event loop until the editor closes stdin or a
+    signal ends it (:mod:`.signals`); a Ctrl-C before the signal watcher is up ends it
+    quietly too. ``early``: what :func:`~._early.answer_first` did before the loop
+    (None: claim stdio and answer everything in the loop)."""
     try:
-        anyio.run(lambda: run_stdio(factory, settings=settings, unstable=unstable))
+        anyio.run(lambda: _serve(factory, settings, unstable=unstable, early=early))
     except KeyboardInterrupt:
         logger.info("interrupted; shutting down")
     except BaseExceptionGroup as group:  # the same, raised inside a task group
