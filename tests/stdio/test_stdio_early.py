@@ -243,7 +243,7 @@ def _reading_stdin(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/syscall").exists(), reason="needs Linux /proc")
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 async def test_a_signal_while_waiting_for_the_first_line_exits_quietly(
-    tmp_path: Path, signum: int
+    tmp_path: Path, signum: signal.Signals
 ) -> None:
     async with raw_child(
         ACPWIRE, env=child_env(_home(tmp_path)), stderr_path=tmp_path / "stderr.log"

@@ -48,7 +48,7 @@ _BLANK: Final = b" \t\r"
 @dataclass(slots=True)
 class EarlyStart:
     """What the event loop starts from: the claimed stdio and, when ``initialize`` was
-    answered, the probe of the client."""
+    answered, the probe of the client (the factory's look-up has then begun)."""
 
     stdio: ClaimedStdio
     probe: ConnectionProbe | None = None
@@ -87,6 +87,9 @@ def _answer(stdio: ClaimedStdio, factory: AgentFactory, *, unstable: bool) -> Ea
         stdio.write_all(encode_result(msg_id, response))
     except OSError as exc:  # the client is gone; the connection sees the end of input
         logger.warning("writing the initialize answer failed: %s", exc)
+    # What the factory asks the network (models, local discovery) runs in its own
+    # thread while the event loop and the backend load.
+    factory.start_lookup()
     return start
 
 

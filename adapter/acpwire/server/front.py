@@ -95,7 +95,8 @@ async def serve_connection(
     """Serve one ACP client until it closes the stream, then stop its sessions' work.
 
     ``greeted``: the client's ``initialize`` was answered before the connection started
-    (:mod:`._early`), with this probe; the backend then loads at once.
+    (:mod:`._early`), with this probe, and the factory's look-up has begun; the backend
+    then loads at once.
     """
     link = AgentConnection(
         lambda client: FrontDesk(client, station), receive, send, unstable=station.unstable
@@ -131,6 +132,9 @@ async def serve_connection(
                 station.factory.start_lookup()  # models, in a thread of its own
                 await link.endpoint.upgrade()
 
+            async def after_greeting() -> None:  # initialize was answered before the loop
+                await link.endpoint.upgrade()
+
             async def wind_down() -> None:
                 # End of input: the client can answer nothing now (its pending requests
                 # have failed). Cancel every turn and let each save its history while
@@ -145,7 +149,7 @@ async def serve_connection(
             desk.ready = after_initialize
             if greeted is not None:
                 desk.probe = greeted
-                tg.start_soon(after_initialize)
+                tg.start_soon(after_greeting)
             try:
                 await link.serve()
             finally:
