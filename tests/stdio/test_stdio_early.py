@@ -284,3 +284,29 @@ def test_end_of_input_typed_at_a_terminal_ends_the_process(tmp_path: Path) -> No
     finally:
         os.close(main)
     _stderr_clean(tmp_path / "stderr.log")
+
+
+FAILING_FACTORY = """
+from acpwire import BaseAgentFactory
+
+class Factory(BaseAgentFactory):
+    def provider_hint(self):
+        raise RuntimeError("the provider cannot be read")
+"""
+
+
+async def test_a_factory_failing_at_initialize_gets_the_connections_error(
+    tmp_path: Path,
+) -> None:
+    """Nothing is written early when the answer cannot be built: the connection answers
+    -32603 (the traceback in the log) and goes on serving."""
+    (tmp_path / "failing_agent.py").write_text(FAILING_FACTORY, encoding="utf-8")
+    env = {**child_env(_home(tmp_path)), "PYTHONPATH": str(tmp_path)}
+    command = (*ACPWIRE, "--agent", "failing_agent:Factory")
+    async with raw_child(command, env=env, stderr_path=tmp_path / "stderr.log") as peer:
+        for _ in range(2):  # the same, early or not
+            answer = await peer.call("initialize", INIT)
+            assert answer["error"]["code"] == -32603, answer
+        assert "sessions" in (await peer.call("session/list", {}))["result"]
+        assert await peer.finish() == 0
+    assert "the provider cannot be read" in (tmp_path / "stderr.log").read_text()

@@ -74,14 +74,19 @@ def _answer(stdio: ClaimedStdio, factory: AgentFactory, *, unstable: bool) -> Ea
     if first is None or request is None:
         return start
     msg_id, params = request
-    start.probe, response = greet(
-        params,
-        factory,
-        provider=factory.provider_hint(),
-        unstable=unstable,
-        mcp_http=DEFAULT_MCP_TRANSPORTS["http"],
-        mcp_sse=DEFAULT_MCP_TRANSPORTS["sse"],
-    )
+    try:
+        probe, response = greet(
+            params,
+            factory,
+            provider=factory.provider_hint(),
+            unstable=unstable,
+            mcp_http=DEFAULT_MCP_TRANSPORTS["http"],
+            mcp_sse=DEFAULT_MCP_TRANSPORTS["sse"],
+        )
+    except Exception:  # e.g. a user's factory failing: the connection answers -32603
+        logger.debug("the early initialize answer failed; the connection answers", exc_info=True)
+        return start
+    start.probe = probe
     stdio.unread = stdio.unread[first[1] :]
     try:
         stdio.write_all(encode_result(msg_id, response))
