@@ -5,7 +5,8 @@ Before the command (:meth:`SandboxGuard.start`): the walk of each workspace root
 protected paths at any depth, which are bound read-only, with the git directories and
 ``core.hooksPath`` directories of the nested repositories it found; at the fixed places
 that are missing (:data:`PLACEHOLDER_NAMES` at each root, a missing ``core.hooksPath``
-directory) an empty placeholder is bound read-only (:mod:`.placeholders`).
+directory) an empty placeholder is bound read-only (:mod:`.placeholders`). What is
+bound and what is held by placeholders is worked out in :mod:`.holds`.
 
 After it (:meth:`SandboxGuard.finish`): the placeholders go, the walk is brought up to
 date again, and every protected entry that was not there before (by inode; a link also
@@ -33,9 +34,16 @@ from pathlib import Path
 from typing import Final
 
 from acpwire.agent.seam import GuardRefused, GuardReport
-from acpwire.approval.protected import git_dirs, repo_dirs
 from acpwire.sandbox._match import Matcher
 from acpwire.sandbox.bwrap import bwrap_argv
+from acpwire.sandbox.holds import (
+    GROUP_BINDS,
+    PLACEHOLDER_NAMES,
+    bind_paths,
+    grouped,
+    identity,
+    missing_chains,
+)
 from acpwire.sandbox.placeholders import Placeholders
 from acpwire.sandbox.policy import CREDENTIAL_DIRS, workspace_policy, writable_roots
 from acpwire.sandbox.quarantine import Moved, quarantine
@@ -61,11 +69,6 @@ MAX_DIRS: Final = 100_000
 MAX_BINDS: Final = 256
 """bubblewrap's start-up grows with the square of its mounts (each read-only bind reads
 the mount table): about 40 ms at 100, 100 ms at 200, 500 ms at 500 here."""
-GROUP_BINDS: Final = 8
-"""A directory (not a root) holding this many protected entries is bound whole instead."""
-PLACEHOLDER_NAMES: Final = (".git", ".vscode", ".idea", ".husky")
-"""Held by an empty read-only directory at each workspace root where they are missing
-(``.git`` only at a root that no repository encloses)."""
 _MAX_TREES: Final = 8
 
 _lock = threading.Lock()
@@ -88,42 +91,6 @@ def _tree(
 def _book(home: Path) -> Placeholders:
     with _lock:
         return _books.setdefault(home, Placeholders(home / "sandbox" / "placeholders"))
-
-
-def _identity(found: Protected) -> tuple[object, ...]:
-    """What makes an entry the same one after the command: device and inode; a link also
-    its path and target (a removed link's inode may be reused) and what the target is (a
-    dangling link's target made by the command changes what the link means)."""
-    if found.is_link:
-        try:
-            st = os.stat(found.path)
-            target: tuple[int, int] | None = (st.st_dev, st.st_ino)
-        except OSError:
-            target = None
-        return (found.path, found.dev, found.ino, found.target, target)
-    return (found.dev, found.ino, found.is_dir)
-
-
-def _inside(path: Path, roots: Iterable[Path]) -> bool:
-    """Inside a root and not a root or an ancestor of one (a link to the workspace itself
-    must not make it all read-only)."""
-    return any(path.is_relative_to(root) and path != root for root in roots)
-
-
-def _grouped(found: list[Protected], roots: tuple[Path, ...]) -> list[Protected]:
-    """The entries to bind, shallowest first: those of a directory holding
-    :data:`GROUP_BINDS` or more of them replaced by the directory (never a root)."""
-    by_parent: dict[str, list[Protected]] = {}
-    for entry in found:
-        by_parent.setdefault(os.path.dirname(entry.path), []).append(entry)
-    tops = {str(root) for root in roots}
-    units: list[Protected] = []
-    for parent, entries in by_parent.items():
-        if len(entries) >= GROUP_BINDS and parent not in tops:
-            units.append(Protected(parent, 0, 0, True, False, "holds protected entries"))
-        else:
-            units += entries
-    return sorted(units, key=lambda entry: entry.path.count(os.sep))
 
 
 class SandboxGuard:
@@ -178,7 +145,7 @@ class SandboxGuard:
                     f" over {len(tree.dirs)} directories walked); those not found yet are not"
                     " held read-only in the sandbox"
                 )
-            units = len(_grouped(list(tree.found.values()), self.writable))
+            units = len(grouped(list(tree.found.values()), self.writable))
             if units > MAX_BINDS:
                 return (
                     f"{tree.root} holds {len(tree.found)} protected paths in {units} places,"
@@ -207,10 +174,10 @@ class SandboxGuard:
             report = GuardReport(tuple((m.path, m.reason, m.moved_to) for m in self._moved))
             self._moved = []
             raise GuardRefused(f"not run: {problem}; run it again to be asked", report)
-        self._before = {_identity(entry) for entry in found}
+        self._before = {identity(entry) for entry in found}
         try:
-            binds = self._binds(found)
-            for chain in self._missing(found):
+            binds = bind_paths(found, self.writable, MAX_BINDS)
+            for chain in missing_chains(found, self.writable):
                 for index, path in enumerate(chain):
                     key = self.book.acquire(path)
                     if key is None:
@@ -235,7 +202,7 @@ class SandboxGuard:
         """Whether the command (or someone, while it ran) made ``entry``: not there before,
         in a directory listed before it (what lies in a directory the walk had not
         reached yet may have been there all along)."""
-        if _identity(entry) in self._before:
+        if identity(entry) in self._before:
             return False
         parent = os.path.dirname(entry.path)
         while parent.startswith(root) and parent != root:
@@ -248,47 +215,6 @@ class SandboxGuard:
         for path in reversed(self._held):
             self.book.release(path)
         self._held = []
-
-    def _binds(self, found: list[Protected]) -> list[Path]:
-        """What to bind read-only: the entries (a link: its target inside the roots; a
-        directory with many: the directory) and the git directories of the nested
-        repositories; past :data:`MAX_BINDS` (the user was asked) the shallowest ones."""
-        binds: list[Path] = []
-        for unit in _grouped(found, self.writable)[:MAX_BINDS]:
-            path = Path(unit.path)
-            if unit.is_link:
-                path = path.resolve()
-                if not _inside(path, self.writable):
-                    continue
-            binds.append(path)
-        for entry in found:
-            if os.path.basename(entry.path).lower() == ".git":
-                repo = Path(entry.path).parent
-                binds += (d for d in repo_dirs(repo) if _inside(d, self.writable))
-        return binds
-
-    def _missing(self, found: list[Protected]) -> list[list[str]]:
-        """Chains of missing directories (top first) to hold with placeholders."""
-        chains: list[list[str]] = []
-        repos: list[Path] = []
-        for root in self.writable:
-            enclosing = git_dirs(root)
-            repos += enclosing
-            # Inside a repository a .git placeholder would end git's and other tools' search
-            # for the project root here; a new sub-repository there is moved afterwards.
-            names = PLACEHOLDER_NAMES[1:] if enclosing else PLACEHOLDER_NAMES
-            chains += [[str(root / name)] for name in names]
-        for entry in found:
-            if entry.path.lower().endswith(os.sep + ".git"):
-                repos += repo_dirs(Path(entry.path).parent)
-        for directory in dict.fromkeys(repos):
-            chain: list[str] = []
-            while not os.path.lexists(directory) and _inside(directory, self.writable):
-                chain.insert(0, str(directory))
-                directory = directory.parent
-            if chain and os.path.isdir(directory) and not os.path.islink(directory):
-                chains.append(chain)
-        return [chain for chain in chains if not os.path.lexists(chain[0])]
 
     def finish(self) -> GuardReport:
         self._release()
