@@ -3,12 +3,12 @@
 Thread-safe (called from the event loop through worker threads, since agent creation
 and database access block). Any method naming a session that is not in memory restores
 it from the database, rebuilding its agent; an id known to neither is ``None``, never a
-silently created session.
+silently created session. The sessions in memory, and unloading the idle ones, are
+:class:`~.resident.OpenSessions`, mixed in.
 """
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 import uuid
@@ -21,28 +21,15 @@ from acpwire.store import NOT_RUN_STOPPED, UNSET, SessionRecord, SessionStore, U
 from acpwire.store.catalog import ForeignSession, SessionCatalog
 
 from .lazy import LazyAgent
+from .resident import MAX_OPEN_SESSIONS, OpenSessions
 from .state import DEFAULT_MODE, SessionState
+
+__all__ = ["MAX_OPEN_SESSIONS", "SessionManager"]
 
 logger = logging.getLogger(__name__)
 
-MAX_OPEN_SESSIONS = 32
-"""Sessions kept in memory before idle ones are unloaded (they stay in the database)."""
 
-
-def _release_free_memory() -> None:
-    """``malloc_trim(0)`` where the C library has it (glibc): freed memory goes back to
-    the system instead of staying in the allocator's per-thread arenas."""
-    import ctypes  # loaded when sessions are first unloaded, not at start-up
-
-    try:
-        libc = ctypes.CDLL(None)
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):
-        return
-    trim(0)
-
-
-class SessionManager:
+class SessionManager(OpenSessions):
     """Create, get, fork, list, update and remove sessions."""
 
     def __init__(
@@ -134,14 +121,6 @@ class SessionManager:
         self._tell("session_created", record, agent)
         logger.info("created session %s in %s (model %s)", session_id, cwd, agent.model)
         return self._register(record, agent, [])
-
-    def peek(self, session_id: str) -> SessionState | None:
-        """The session if it is open in memory (no database access)."""
-        with self._lock:
-            state = self._open.get(session_id)
-            if state is not None:
-                self._open.move_to_end(session_id)
-            return state
 
     def get(self, session_id: str) -> SessionState | None:
         """The open session, restored from the database when needed."""
@@ -265,47 +244,9 @@ class SessionManager:
                     logger.warning("listing the agent's session database failed", exc_info=True)
         return self.store.list_sessions(cwd=cwd, cursor=cursor, limit=limit, with_history=True)
 
-    def close(self, session_id: str) -> SessionState | None:
-        """Forget an open session (it stays in the database); returns it if it was open."""
-        with self._lock:
-            state = self._open.pop(session_id, None)
-        if state is not None:
-            state.agent.close()
-        return state
-
     def delete(self, session_id: str) -> bool:
         self.close(session_id)
         deleted = self.store.delete_session(session_id)
         if deleted:
             self._tell("session_deleted", session_id)
         return deleted
-
-    def unload_idle(self) -> int:
-        """Forget the least recently used sessions beyond :attr:`max_open` whose state is
-        all in the database (:meth:`SessionState.can_unload`); the most recently used
-        half is always kept. A session forgotten is restored on its next use. Called on
-        the event loop, where turns start, so none starts on a session being forgotten."""
-        with self._lock:
-            excess = len(self._open) - self.max_open
-            if excess <= 0:
-                return 0
-            candidates = list(self._open.values())[: len(self._open) - self.max_open // 2]
-            chosen = [s for s in candidates if s.can_unload()][:excess]
-            for state in chosen:
-                self.close(state.id)
-        if chosen:
-            # An agent and its closures can form cycles: collect them now rather than at
-            # some later collection, then hand the freed pages back (glibc keeps them).
-            gc.collect()
-            _release_free_memory()
-            logger.debug("unloaded %d idle session(s) from memory", len(chosen))
-        return len(chosen)
-
-    def open_sessions(self) -> list[SessionState]:
-        with self._lock:
-            return list(self._open.values())
-
-    def cleanup(self) -> None:
-        """Close every open session (at shutdown)."""
-        for state in self.open_sessions():
-            self.close(state.id)
