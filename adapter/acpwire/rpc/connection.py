@@ -8,8 +8,9 @@
   once every notification that arrived before it has been handled (the official SDK
   ran each message in its own task and let responses overtake updates).
 * Bad input of any kind gets the right JSON-RPC error and the connection keeps serving.
-* The sending half (serialized writes, our requests' ids, waiters and cancels) is the
-  :class:`~.outbound.Outbox`; this module is the reading half and the public face.
+* The sending half (serialized writes, our answers, our requests' ids, waiters and
+  cancels) is the :class:`~.outbound.Outbox`; this module is the reading half and the
+  public face.
 
 Methods are plain strings and params are opaque: nothing here knows ACP.
 """
@@ -182,7 +183,7 @@ class Connection:
             error = RpcError(INVALID_REQUEST, f"the peer's answer was too long: {line.describe()}")
             self._out.resolve(m.ErrorResponse(msg_id, error))
             return
-        await self._answer_error(
+        await self._out.answer_error(
             msg_id, RpcError(INVALID_REQUEST, f"Invalid request: {line.describe()}")
         )
 
@@ -202,7 +203,7 @@ class Connection:
         elif isinstance(msg, m.InvalidMessage):
             logger.warning("%s: %s; message: %s", self._name, msg.error.message, preview(line))
             if msg.reply:
-                await self._answer_error(msg.id, msg.error)
+                await self._out.answer_error(msg.id, msg.error)
         elif self._ordered is not None:
             try:  # no scheduling round per message unless the worker is behind
                 self._ordered.send_nowait(msg)
@@ -236,9 +237,9 @@ class Connection:
             logger.debug("%s: request %r (%s) cancelled by peer", self._name, req.id, req.method)
             outcome = request_cancelled()
         if isinstance(outcome, RpcError):
-            await self._answer_error(req.id, outcome)
+            await self._out.answer_error(req.id, outcome)
             return
-        await self._answer_result(req.id, req.method, outcome[0])
+        await self._out.answer_result(req.id, req.method, outcome[0])
         if ctx.after_answer:
             # Written, not just queued: the callbacks' own work (building the next
             # notifications) would otherwise keep the writer waiting for the loop.
@@ -290,28 +291,3 @@ class Connection:
             await self._handler.on_notification(note.method, note.params)
         except Exception as exc:
             report_notification_failure(self._name, note.method, exc, self._benign_probes)
-
-    async def _answer_result(self, msg_id: m.RequestId, method: str, result: object) -> None:
-        try:
-            line = m.encode_result(msg_id, result)
-        except Exception as exc:
-            error = error_from_exception(exc, context=f"{self._name}: encoding the {method} result")
-            await self._answer_error(msg_id, error)
-            return
-        await self._send_answer(line)
-
-    async def _answer_error(self, msg_id: m.RequestId, error: RpcError) -> None:
-        try:
-            line = m.encode_error(msg_id, error)
-        except Exception as exc:
-            logger.error(
-                "%s: error data not serializable (%r); sending without it", self._name, exc
-            )
-            line = m.encode_error(msg_id, RpcError(error.code, error.message))
-        await self._send_answer(line)
-
-    async def _send_answer(self, line: bytes) -> None:
-        try:
-            await self._out.write(line)
-        except ConnectionClosedError:
-            logger.warning("%s: could not answer, connection closed", self._name)

@@ -1,7 +1,11 @@
-"""The sending half of a JSON-RPC peer: serialized writes and our own requests' answers.
+"""The sending half of a JSON-RPC peer: serialized writes, our answers, and our own
+requests' answers.
 
 * Writes are serialized and shielded from cancellation, so frames never interleave or
   break off half-way, and go out in call order.
+* The peer's requests are answered here (:meth:`Outbox.answer_result`,
+  :meth:`~Outbox.answer_error`): what cannot be encoded becomes an error answer, and an
+  output already gone is logged, never raised to the handler.
 * Each request we send gets a fresh integer id and a waiter; the reading side hands
   answers to :meth:`Outbox.resolve`. A request that times out or is cancelled after it
   went out is followed by ``$/cancel_request`` for its id.
@@ -20,9 +24,11 @@ import anyio
 from anyio.abc import ByteSendStream
 
 from . import messages as m
-from .errors import ConnectionClosedError, RpcError
+from .errors import ConnectionClosedError, RpcError, error_from_exception
 
 logger = logging.getLogger(__name__)
+_answers_log: Final = logging.getLogger("acpwire.rpc.connection")
+"""Answers log on the connection's logger, as when the connection wrote them itself."""
 
 CANCEL_REQUEST_METHOD: Final = "$/cancel_request"
 _CANCEL_SEND_TIMEOUT: Final = 5.0
@@ -119,6 +125,35 @@ class Outbox:
                     await self._send.send(line)
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
                     raise ConnectionClosedError(f"Connection closed: {exc!r}") from exc
+
+    async def answer_result(self, msg_id: m.RequestId, method: str, result: object) -> None:
+        """Answer the peer's request ``msg_id`` with ``result``; a result that cannot be
+        encoded is answered as the error it raised (logged)."""
+        try:
+            line = m.encode_result(msg_id, result)
+        except Exception as exc:
+            error = error_from_exception(exc, context=f"{self._name}: encoding the {method} result")
+            await self.answer_error(msg_id, error)
+            return
+        await self._send_answer(line)
+
+    async def answer_error(self, msg_id: m.RequestId, error: RpcError) -> None:
+        """Answer the peer's request ``msg_id`` (or a line without one) with ``error``;
+        error data that cannot be encoded is left out (logged)."""
+        try:
+            line = m.encode_error(msg_id, error)
+        except Exception as exc:
+            _answers_log.error(
+                "%s: error data not serializable (%r); sending without it", self._name, exc
+            )
+            line = m.encode_error(msg_id, RpcError(error.code, error.message))
+        await self._send_answer(line)
+
+    async def _send_answer(self, line: bytes) -> None:
+        try:
+            await self.write(line)
+        except ConnectionClosedError:
+            _answers_log.warning("%s: could not answer, connection closed", self._name)
 
     async def _send_cancel(self, msg_id: int, method: str) -> None:
         if self.ended:
