@@ -104,9 +104,14 @@ def test_discover_local_server_returns_the_first_that_answers() -> None:
 
 
 def test_complete_config_fills_endpoint_and_model() -> None:
-    with FakeLLM(models=["local-model"]) as llm:
-        config = complete_config(AgentConfig(), candidates=[_dead_url(), llm.base_url])
+    with FakeLLM(models=["local-model"], context_length=65536) as llm:
+        listed: list[list[tuple[str, int | None]]] = []
+        config = complete_config(
+            AgentConfig(), candidates=[_dead_url(), llm.base_url], on_listed=listed.append
+        )
         assert (config.base_url, config.model) == (llm.base_url, "local-model")
+        # The server found is asked for its models once: discovery's answer picks the model.
+        assert llm.model_lists == 1 and listed == [[("local-model", 65536)]]
         kept = complete_config(AgentConfig(base_url=llm.base_url, model="chosen"))
         assert kept.model == "chosen"
     with pytest.raises(ConfigError, match="no model endpoint configured"):

@@ -113,18 +113,27 @@ def discover_local_server(
     candidates: Sequence[str] = LOCAL_SERVERS, *, timeout: float = 0.5
 ) -> str | None:
     """The first base URL in ``candidates`` that answers ``GET /models`` with a model list."""
-    from acpwire.agent.listing import list_models  # only when probing
+    found = _discover(candidates, timeout)
+    return None if found is None else found[0]
+
+
+def _discover(
+    candidates: Sequence[str], timeout: float
+) -> tuple[str, list[tuple[str, int | None]]] | None:
+    """The first candidate listing models, and what it listed (so that picking the
+    model does not ask it again)."""
+    from acpwire.agent.listing import list_model_windows  # only when probing
     from acpwire.agent.stream import ModelError
 
     for base_url in candidates:
         try:
-            models = list_models(base_url, None, timeout=timeout)
+            entries = list_model_windows(base_url, None, timeout=timeout)
         except ModelError as exc:
             log.debug("no model server at %s: %s", base_url, exc.message)
             continue
-        if models:
+        if entries:
             log.info("found a local model server at %s", base_url)
-            return base_url.rstrip("/")
+            return base_url.rstrip("/"), entries
     return None
 
 
@@ -146,6 +155,12 @@ def pick_default_model(
             f"cannot list the models of {base_url}: {exc.message}; name the model "
             "(ACPWIRE_MODEL, or model in config.toml) to start without asking the endpoint"
         ) from exc
+    return _first_listed(base_url, entries, on_listed)
+
+
+def _first_listed(
+    base_url: str, entries: list[tuple[str, int | None]], on_listed: Listed | None
+) -> str:
     if on_listed is not None:
         on_listed(entries)
     if not entries:
@@ -166,12 +181,15 @@ def complete_config(
     """
     base_url = config.base_url
     if base_url is None:
-        base_url = discover_local_server(candidates, timeout=min(0.5, config.lookup_timeout))
-        if base_url is None:
+        found = _discover(candidates, timeout=min(0.5, config.lookup_timeout))
+        if found is None:
             tried = ", ".join(candidates)
             raise ConfigError(
                 f"no model endpoint configured (set OPENAI_BASE_URL) and none answered at {tried}"
             )
+        base_url, entries = found
+        model = config.model or _first_listed(base_url, entries, on_listed)
+        return dataclasses.replace(config, base_url=base_url, model=model)
     model = config.model or pick_default_model(
         base_url, config.api_key, timeout=config.lookup_timeout, on_listed=on_listed
     )

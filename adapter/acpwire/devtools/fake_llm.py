@@ -77,6 +77,8 @@ class FakeLLM:
         self.models_open = threading.Event()
         """Cleared, ``GET /models`` waits until it is set again (a slow model server)."""
         self.models_open.set()
+        self.model_lists = 0
+        """How many times ``GET /models`` was answered."""
         self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -188,6 +190,8 @@ def _handler_for(llm: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 if llm.context_length is not None:
                     for entry in data:
                         entry["context_length"] = llm.context_length
+                with llm._cond:
+                    llm.model_lists += 1
                 self._send_json(200, {"object": "list", "data": data})
             else:
                 self._send_json(404, {"error": {"message": f"no route {self.path}"}})
