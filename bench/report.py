@@ -223,10 +223,14 @@ ANALYSIS = """\
   generated models skip pydantic-core's string cache (`cache_strings=False`: the
   strings of a stream are seldom repeated, and the lookups cost about 4 % of a decode).
   The decoder adds about 0.45 µs: a method call, one `startswith` against the prefix of
-  the last notification, the slice, the message object. Row 1 moves between 0.48 and
-  0.50 from run to run (0.49-0.51 before the string cache was turned off). With dispatch
-  on both sides (row 2) acpwire is well over 2x; row 3 counts our dispatch against the
-  SDK's decode alone.
+  the last notification, the slice, the message object; and, since this session, about
+  0.15 µs for the search for a `NaN`/`Infinity` literal that a client's end now makes on
+  every line as an agent's end did (`78 in line` for the byte N, which no ACP key holds,
+  and one `find` for "Infinity"; pydantic-core reads both literals as floats, JSON has
+  neither). Measured on this machine in one hour: 0.50 without that search, 0.53-0.59
+  with it written as two `find` calls, 0.50-0.53 as it is now (0.45 on last session's
+  machine, whose SDK side was relatively slower). With dispatch on both sides (row 2)
+  acpwire is well over 2x; row 3 counts our dispatch against the SDK's decode alone.
 * **Encode.** Three nested model constructors (row 6) validate one model at a time, and
   a discriminated union finds its tag on a model instance slowly (about 0.5 µs per
   union); `acpwire.builders.text_chunk` hands pydantic-core the nested data once (about
@@ -238,18 +242,24 @@ ANALYSIS = """\
   `PYTHONDONTWRITEBYTECODE` and the editable install would otherwise compile some 150
   modules on every start (about a third of the start-up; the rows before this was found
   compared acpwire compiling against Hermes loading bytecode). acpwire is launched as
-  its `acpwire` console script, what editors run. About 155-200 ms to the `initialize`
-  answer here against Hermes' 330-420 ms. Fixed costs first: the interpreter (~10 ms),
-  anyio and asyncio (~25 ms), pydantic itself (~35 ms) and its first validator build
-  (including its plugin scan through `importlib.metadata`, ~10 ms). What is ours: the
-  generated models load by need (only the `connection` module before the answer); a
-  front desk answers `initialize`, and the session machinery (database, session manager,
-  MCP host) loads once the answer is written. Spawn to the first `session/new` answer,
-  what an editor opening a thread waits for: the prompt machinery (turn runner,
-  commands, approvals, tools) loads right after that answer, the model list is fetched
-  on the standard library in a thread (importing httpx there cost ~40 ms of CPU the
-  start-up competed for), and the follow-up notifications start only once the answer is
-  written (they used to hold it back by ~30 ms).
+  its `acpwire` console script, what editors run. The command answers `initialize`
+  before its event loop exists (`acpwire.server._early`): it claims stdio, reads the
+  first line with blocking reads and, when it is a valid `initialize`, answers it with
+  the endpoint's own envelope model, answer and encoder; anyio and asyncio (about a
+  sixth of the start) load after the answer, with the session machinery. About 210-250 ms
+  to the answer here against Hermes' 610-680 ms (this machine is about half as fast as
+  last session's). What is left before the answer is mostly fixed: the interpreter,
+  pydantic itself (about half of it) and its first validator builds (including its plugin
+  scan through `importlib.metadata`), the `connection` models (the only generated module
+  loaded before the answer), the configuration and the probe. Spawn to the first
+  `session/new` answer, what an editor opening a thread waits for: the event loop, the
+  session database and manager and the `session` models load after the `initialize`
+  answer, the model look-up starts as soon as that answer is written (on the standard
+  library's urllib, in a thread; local discovery reuses the listing that found the server
+  instead of asking it twice), the prompt machinery (turn runner, commands, approvals,
+  tools) loads right after the `session/new` answer, and the follow-up notifications
+  start only once it is written. The three `session/new` rows move between 0.14 and 0.16
+  from run to run; their anchor (Hermes' first session) takes 2.4-2.8 s here.
 * **Sessions and turns.** Text deltas reach the event loop through an inbox that wakes
   it once per batch; plain text updates (live and replayed) go out pre-encoded; a new or
   restored session builds its agent after the answer; every model client shares one
