@@ -140,3 +140,35 @@ def test_listing_does_not_load_the_http_client() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def _fresh_listing(url: str) -> str:
+    """List ``url`` in a fresh interpreter; what it printed: whether the shared TLS
+    context was built, and whether the CA bundle's package was loaded."""
+    code = (
+        "import sys; from acpwire.agent import listing, tls\n"
+        "try:\n"
+        f"    listing.list_models({url!r}, None, timeout=2)\n"
+        "except listing.ModelError:\n"
+        "    pass\n"
+        "print(len(tls._CONTEXT), 'certifi' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_a_plain_http_endpoint_is_listed_without_building_the_tls_context(
+    no_proxy_env: None,
+) -> None:
+    """Loading the CA bundle costs ~30 ms of CPU at start-up; http:// needs none of it."""
+    with FakeLLM() as llm:
+        assert _fresh_listing(llm.base_url) == "0 False"
+
+
+def test_an_https_endpoint_is_asked_with_the_shared_tls_context(no_proxy_env: None) -> None:
+    with socket.socket() as sock:  # a port nothing listens on: the context is made first
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    assert _fresh_listing(f"https://127.0.0.1:{port}/v1").startswith("1 ")

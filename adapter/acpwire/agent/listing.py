@@ -3,10 +3,11 @@
 Start-up asks for this list (local discovery, the model left to the endpoint, the
 context window the endpoint reports) in a thread while the backend comes up, so it runs
 on the standard library: importing httpx there would cost about 40 ms of CPU that the
-start-up competes for. It trusts what the chat client trusts (:func:`~.tls.tls_context`)
-and takes the proxies from the environment (``HTTP_PROXY``, ``HTTPS_PROXY``,
-``NO_PROXY``) as httpx does. Every failure is a :class:`~.stream.ModelError` with a
-short message.
+start-up competes for. An https endpoint is trusted as the chat client trusts it
+(:func:`~.tls.tls_context`, built only for https: loading the CA bundle costs about
+30 ms of CPU, which a local server's plain http:// look-up does not pay). Proxies come
+from the environment (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``) as httpx takes
+them. Every failure is a :class:`~.stream.ModelError` with a short message.
 """
 
 from __future__ import annotations
@@ -59,7 +60,12 @@ def _get(url: str, base_url: str, api_key: str | None, timeout: float) -> bytes:
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
     request = urllib.request.Request(url, headers=headers)
-    opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=tls_context()))
+    # The shared context only where TLS is spoken: building it loads the CA bundle
+    # (~30 ms of CPU), which a local server's plain http:// look-up must not pay.
+    handlers = (
+        [urllib.request.HTTPSHandler(context=tls_context())] if url.startswith("https:") else []
+    )
+    opener = urllib.request.build_opener(*handlers)
     try:
         with opener.open(request, timeout=timeout) as response:
             return bytes(response.read(_MAX_BODY))
