@@ -125,9 +125,8 @@ class SessionManager(OpenSessions):
     def get(self, session_id: str) -> SessionState | None:
         """The open session, restored from the database when needed."""
         with self._lock:
-            state = self._open.get(session_id)
+            state = self.peek(session_id)
             if state is not None:
-                self._open.move_to_end(session_id)
                 return state
             record = self.store.get_session(session_id)
             if record is None and self.catalog is not None:
