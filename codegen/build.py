@@ -12,7 +12,7 @@ from .ir import SchemaSet, leniency, methods, open_unions
 from .layout import lay_out
 from .models import RUFF_SETTINGS, defined_names, generate_models
 from .render import render_all, render_models_init, render_package_init
-from .shape import OPEN_TAGGED_UNIONS, shape
+from .shape import OPEN_TAGGED_UNIONS, REJECT_KNOWN, shape
 
 LOCK_NAME = "schema.lock.json"
 
@@ -89,7 +89,7 @@ def build(schema_dir: Path, package: str = "acp_v1") -> dict[str, str]:
     rules = leniency(shaped)
     table = methods(schemas)
     version = int(str(lock["protocolVersion"]))
-    unions = open_unions(shaped, OPEN_TAGGED_UNIONS)
+    unions = open_unions(shaped, OPEN_TAGGED_UNIONS, REJECT_KNOWN)
     layout = lay_out(shaped, table)
     files = render_all(table, rules, header("methods.py", lock), version, unions, layout.placed)
     files = {

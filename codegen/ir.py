@@ -189,20 +189,34 @@ def leniency(shaped: dict[str, Any]) -> list[Leniency]:
 
 @dataclass(frozen=True, slots=True)
 class OpenUnion:
-    """A tagged union that keeps unknown variants in its ``<name>Other`` catch-all."""
+    """A tagged union that keeps unknown variants in a catch-all model whose tag is an
+    ``Unknown`` refusing the known tags: ``<name>Other``, which codegen synthesizes, or
+    the catch-alls the schema defines itself (``others``)."""
 
     name: str
     tag: str
     """The discriminator property (``sessionUpdate``)."""
     known: tuple[str, ...]
+    others: tuple[str, ...] = ()
+    """The schema-defined catch-all models (several when a union embeds another's
+    catch-all); empty for the ``<name>Other`` that codegen synthesizes."""
+
+    @property
+    def synthesized(self) -> bool:
+        """Codegen made the catch-all (and orders the union: known members first)."""
+        return not self.others
 
     @property
     def other(self) -> str:
         return f"{self.name}Other"
 
+    @property
+    def catch_alls(self) -> tuple[str, ...]:
+        """The models that keep this union's unknown variants."""
+        return self.others or (self.other,)
 
-def open_unions(shaped: dict[str, Any], names: tuple[str, ...]) -> list[OpenUnion]:
-    """The open unions of the shaped schema, with the tags of their known variants."""
+
+def _synthesized(shaped: dict[str, Any], names: tuple[str, ...]) -> list[OpenUnion]:
     out: list[OpenUnion] = []
     defs = shaped["$defs"]
     for name in names:
@@ -217,3 +231,36 @@ def open_unions(shaped: dict[str, Any], names: tuple[str, ...]) -> list[OpenUnio
                 tags.append(prop["const"])
         out.append(OpenUnion(name, tag, tuple(sorted(tags))))
     return out
+
+
+def _schema_catch_alls(shaped: dict[str, Any], marker: str) -> list[OpenUnion]:
+    """The catch-alls whose tag property ``shape`` marked with ``marker``, by union: a
+    model that embeds a marked tag (an expanded or distributed member) counts too."""
+    found: dict[tuple[str, str, tuple[str, ...]], set[str]] = {}
+
+    def visit(model: str, schema: dict[str, Any]) -> None:
+        for prop in schema.get("properties", {}).values():
+            mark = prop.get(marker)
+            if mark is not None:
+                key = (mark["union"], mark["tag"], tuple(mark["known"]))
+                found.setdefault(key, set()).add(model)
+        for union_key in ("oneOf", "anyOf"):
+            for member in schema.get(union_key, []):
+                if "title" in member:
+                    visit(member["title"], member)
+
+    for name, d in shaped["$defs"].items():
+        visit(name, d)
+    return [
+        OpenUnion(union, tag, known, tuple(sorted(models)))
+        for (union, tag, known), models in sorted(found.items())
+    ]
+
+
+def open_unions(
+    shaped: dict[str, Any], names: tuple[str, ...], marker: str | None = None
+) -> list[OpenUnion]:
+    """The open unions of the shaped schema, with the tags of their known variants:
+    ``names`` (whose catch-all codegen synthesized), then, given the ``marker`` key
+    ``shape`` puts on their tags, the unions with a catch-all of the schema's own."""
+    return _synthesized(shaped, names) + (_schema_catch_alls(shaped, marker) if marker else [])

@@ -98,16 +98,17 @@ def validator_function(rule: Leniency) -> str:
 
 
 def reject_known_function(union: OpenUnion) -> str:
-    """Name of the ``_lenient`` function that keeps known tags out of ``<union>Other``."""
+    """Name of the ``_lenient`` function that keeps known tags out of the union's
+    catch-all models."""
     return f"reject_known_{python_field(union.name[:1].lower() + union.name[1:])}"
 
 
 def validators_config(package: str, open_unions: Sequence[OpenUnion] = ()) -> dict[str, Any]:
     """The generator's ``--validators`` table: an after-validator on each open union's
     catch-all, so that a malformed *known* variant is rejected instead of being kept as an
-    unknown one."""
-    return {
-        union.other: {
+    unknown one (and a known tag cannot be given to the catch-all)."""
+    table = {
+        model: {
             "validators": [
                 {
                     "fields": [python_field(union.tag)],
@@ -116,8 +117,10 @@ def validators_config(package: str, open_unions: Sequence[OpenUnion] = ()) -> di
                 }
             ]
         }
-        for union in sorted(open_unions, key=lambda u: u.other)
+        for union in open_unions
+        for model in union.catch_alls
     }
+    return {model: table[model] for model in sorted(table)}
 
 
 def template_data(rules: list[Leniency], open_unions: Sequence[OpenUnion]) -> dict[str, Any]:
@@ -125,8 +128,9 @@ def template_data(rules: list[Leniency], open_unions: Sequence[OpenUnion]) -> di
 
     ``lenient`` maps a field to the ``_lenient.Lenient`` object its annotation carries
     (one shared object per rule: no per-class validator methods, which cost import time);
-    ``union_mode`` makes an open union try its known (discriminated) members first and
-    the catch-all last.
+    ``union_mode`` makes an open union that codegen closed with a synthesized catch-all
+    try its known (discriminated) members first and the catch-all last (a schema-defined
+    catch-all refuses the known tags, so the default smart mode picks the same).
     """
     data: dict[str, dict[str, Any]] = defaultdict(dict)
     for rule in rules:
@@ -134,7 +138,8 @@ def template_data(rules: list[Leniency], open_unions: Sequence[OpenUnion]) -> di
             rule
         )
     for union in open_unions:
-        data[union.name]["union_mode"] = "left_to_right"
+        if union.synthesized:
+            data[union.name]["union_mode"] = "left_to_right"
     return {name: data[name] for name in sorted(data)}
 
 

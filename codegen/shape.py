@@ -17,7 +17,10 @@ The transforms:
   value is kept when decoded but a typo is refused when constructing;
 * turn the tagged unions that the protocol calls extensible into a discriminated union of
   the known members followed by a catch-all ``*Other`` model that keeps unknown variants
-  (its tag an ``Unknown`` too, so that comparing the tag with a known value narrows).
+  (its tag an ``Unknown`` too, so that comparing the tag with a known value narrows);
+* type the tag of the catch-alls the schema itself defines (a ``title: other`` member
+  whose tag is a plain string, its siblings' a constant) as ``Unknown`` as well, marked
+  with :data:`REJECT_KNOWN` so that their model refuses the siblings' tags.
 """
 
 from __future__ import annotations
@@ -36,6 +39,11 @@ OPEN_TAGGED_UNIONS = ("SessionUpdate",)
 
 #: Where the generated package defines :class:`Unknown` (``{package}`` is filled in).
 UNKNOWN_TYPE = "{package}._open.Unknown"
+
+
+#: The key, on a catch-all's tag property, naming the union and the tags its catch-all
+#: must refuse (read by ``ir.open_unions``; datamodel-code-generator ignores it).
+REJECT_KNOWN = "x-acpwire-reject-known"
 
 
 def _unknown(package: str) -> JSON:
@@ -195,7 +203,28 @@ def _expand_nested(defs: dict[str, JSON], union: str, member: JSON, name: str) -
     return out
 
 
-def _name_members(defs: dict[str, JSON], union: str, schema: JSON, key: str) -> None:
+def _type_catch_all_tag(union: str, member: JSON, siblings: list[JSON], package: str) -> None:
+    """The tag of a schema-defined catch-all (``title: other``): a plain string while its
+    siblings have constants there. It becomes an ``Unknown`` (description kept) marked
+    with the siblings' tags, so that the model refuses them and the tag narrows."""
+    tags = [tag for sibling in siblings if sibling is not member and (tag := _tag(sibling))]
+    names = {name for name, _ in tags}
+    if len(names) != 1:
+        raise ShapeError(f"{union}: catch-all siblings tag {sorted(names)}, expected one field")
+    (name,) = names
+    prop = member.get("properties", {}).get(name)
+    if prop is None or "const" in prop or prop.get("type") != "string":
+        raise ShapeError(f"{union}: catch-all tag {name} is not a plain string: {prop}")
+    typed = _unknown(package)
+    if "description" in prop:
+        typed["description"] = prop["description"]
+    typed[REJECT_KNOWN] = {"union": union, "tag": name, "known": sorted(str(v) for _, v in tags)}
+    member["properties"][name] = typed
+
+
+def _name_members(
+    defs: dict[str, JSON], union: str, schema: JSON, key: str, package: str
+) -> None:
     members: list[JSON] = []
     untagged: list[JSON] = []
     defaulted_tag = False
@@ -207,6 +236,7 @@ def _name_members(defs: dict[str, JSON], union: str, schema: JSON, key: str) -> 
         if member.get("title", "").lower() == "other":
             member["additionalProperties"] = True
             member.pop("not", None)
+            _type_catch_all_tag(union, member, schema[key], package)
         if name in defs and _ref_name(member) == name:
             # The member only adds its tag to a definition of the same name: put the tag
             # on that definition (with a default) and reference it.
@@ -308,12 +338,12 @@ def shape(schema: JSON, package: str = "acp_v1") -> JSON:
             continue
         _strip_scalar_titles(schema_, key)
         _distribute(schema_, key)
-        _name_members(defs, name, schema_, key)
+        _name_members(defs, name, schema_, key, package)
         for member in schema_[key]:
             inner = _union_key(member)
             if inner is not None and "title" in member:  # a member that is a union itself
                 _distribute(member, inner)
-                _name_members(defs, member["title"], member, inner)
+                _name_members(defs, member["title"], member, inner, package)
     for name in list(defs):
         key = _union_key(defs[name])
         if key is not None:

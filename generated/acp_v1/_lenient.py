@@ -115,6 +115,21 @@ reject_known_session_update = _reject_known(
         ]
     ),
 )
+reject_known_create_elicitation_request = _reject_known("mode", frozenset(["form", "url"]))
+reject_known_create_elicitation_response = _reject_known(
+    "action", frozenset(["accept", "cancel", "decline"])
+)
+reject_known_elicitation_property_schema = _reject_known(
+    "type", frozenset(["array", "boolean", "integer", "number", "string"])
+)
+reject_known_idle_state_update = _reject_known(
+    "stopReason",
+    frozenset(["cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"]),
+)
+reject_known_multi_select_items = _reject_known("type", frozenset(["string"]))
+reject_known_state_update = _reject_known(
+    "state", frozenset(["idle", "requires_action", "running", "unknown"])
+)
 
 lenient_error_false = Lenient(False, on_error=True, on_null=False, skip_items=False)
 lenient_error_items_empty_list = Lenient([], on_error=True, on_null=False, skip_items=True)

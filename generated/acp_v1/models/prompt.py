@@ -14,7 +14,9 @@ from acp_v1._lenient import (
     lenient_error_items_empty_list,
     lenient_error_items_none,
     lenient_error_none,
+    reject_known_idle_state_update,
     reject_known_session_update,
+    reject_known_state_update,
 )
 from acp_v1._open import Unknown
 
@@ -389,11 +391,17 @@ class StateUpdateOther(AcpModel):
 
     model_config = ConfigDict(
         extra="allow",
+        arbitrary_types_allowed=True,
     )
-    state: str
+    state: Unknown
     """
     Unrecognized state discriminator.
     """
+
+    @field_validator("state", mode="after")
+    @classmethod
+    def reject_known_state_update_validator(cls, v: Any, info: ValidationInfo) -> Any:
+        return reject_known_state_update(v, info)
 
 
 class StateUpdateRequiresAction(RequiresActionStateUpdate):
@@ -1046,6 +1054,7 @@ class StateUpdateIdleOther(AcpModel):
 
     model_config = ConfigDict(
         extra="allow",
+        arbitrary_types_allowed=True,
     )
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), lenient_error_none] = None
     """
@@ -1054,7 +1063,7 @@ class StateUpdateIdleOther(AcpModel):
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
     state: Literal["idle"] = "idle"
-    stop_reason: Annotated[str, Field(alias="stopReason")]
+    stop_reason: Annotated[Unknown, Field(alias="stopReason")]
     """
     Unrecognized stop reason.
     """
@@ -1064,6 +1073,11 @@ class StateUpdateIdleOther(AcpModel):
 
     Optional. Omitted or `null` means not reported.
     """
+
+    @field_validator("stop_reason", mode="after")
+    @classmethod
+    def reject_known_idle_state_update_validator(cls, v: Any, info: ValidationInfo) -> Any:
+        return reject_known_idle_state_update(v, info)
 
 
 class StateUpdateIdleRefusal(AcpModel):
