@@ -222,9 +222,7 @@ def _type_catch_all_tag(union: str, member: JSON, siblings: list[JSON], package:
     member["properties"][name] = typed
 
 
-def _name_members(
-    defs: dict[str, JSON], union: str, schema: JSON, key: str, package: str
-) -> None:
+def _name_members(defs: dict[str, JSON], union: str, schema: JSON, key: str, package: str) -> None:
     members: list[JSON] = []
     untagged: list[JSON] = []
     defaulted_tag = False
