@@ -31,9 +31,10 @@ from typing import Any
 
 JSON = dict[str, Any]
 
-#: Tagged unions whose unknown tags must be preserved, not rejected. ``SessionUpdate``
-#: is the one clients meet every few milliseconds; the others carry a ``title: other``
-#: member in the schema itself.
+#: Tagged unions whose unknown tags must be preserved, not rejected, and that have no
+#: catch-all in the schema: codegen synthesizes ``<Name>Other``. ``SessionUpdate`` is the
+#: one clients meet every few milliseconds; the others carry a ``title: other`` member in
+#: the schema itself (its tag typed by :func:`_type_catch_all_tag`).
 OPEN_TAGGED_UNIONS = ("SessionUpdate",)
 
 

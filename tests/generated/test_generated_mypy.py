@@ -1,6 +1,6 @@
 """The bindings under ``mypy --strict``: a downstream agent and a client narrowing
-updates type-check, and wrong handler signatures, field types, open-enum typos and
-handlers of the wrong role are caught at the marked lines.
+updates type-check, and wrong handler signatures, field types, open-enum typos, misused
+catch-alls and handlers of the wrong role are caught at the marked lines.
 
 One mypy run covers all the files (mypy is the slow part); each test reads its share.
 """
@@ -23,7 +23,13 @@ DOWNSTREAM = FIXTURES / "downstream_agent.py"
 GOOD = {path.name: path for path in (DOWNSTREAM, FIXTURES / "typed_client.py")}
 BAD = {
     name: FIXTURES / "mypy_bad" / name
-    for name in ("bad_handler.py", "bad_model.py", "bad_open_enum.py", "bad_role.py")
+    for name in (
+        "bad_catch_all.py",
+        "bad_handler.py",
+        "bad_model.py",
+        "bad_open_enum.py",
+        "bad_role.py",
+    )
 }
 
 ERROR = re.compile(

@@ -10,7 +10,7 @@ import pytest
 
 from acp_v1 import Unknown, models as m
 from acp_v1._base import AcpModel
-from tests.generated.schema_facts import GENERATED_DIR, enum_values, pascal, union_tags
+from tests.generated.schema_facts import GENERATED_DIR, defs, enum_values, pascal, union_tags
 
 NUMBERED = re.compile(r"\w+\d+")
 
@@ -117,3 +117,61 @@ def test_open_enums_are_known_literal_or_unknown(enum: str) -> None:
     values = enum_values(enum)
     assert values
     assert list(typing.get_args(known.__value__)) == values
+
+
+def _schema_catch_alls() -> list[tuple[str, str]]:
+    """(union, tag property) of every catch-all the schema defines: a ``title: other``
+    member whose tag is a plain string where its siblings have constants."""
+    found: list[tuple[str, str]] = []
+    for union, definition in defs().items():
+        members = definition.get("oneOf") or definition.get("anyOf") or []
+        for member in members:
+            if member.get("title") != "other" or member.get("type") != "object":
+                continue
+            tags = {
+                name
+                for sibling in members
+                for name, prop in sibling.get("properties", {}).items()
+                if "const" in prop
+            }
+            (tag,) = tags
+            prop = member["properties"][tag]
+            assert prop.get("type") == "string" and "const" not in prop, (union, prop)
+            found.append((union, tag))
+    return sorted(found)
+
+
+def _classes(name: str) -> list[type[AcpModel]]:
+    """A generated class, or the classes of a generated union alias."""
+    value = getattr(m, name)
+    if isinstance(value, type):
+        return [value]
+    return list(typing.get_args(value.__value__))
+
+
+def test_the_schema_defines_the_expected_catch_alls() -> None:
+    assert _schema_catch_alls() == [
+        ("CreateElicitationRequest", "mode"),
+        ("CreateElicitationResponse", "action"),
+        ("ElicitationPropertySchema", "type"),
+        ("IdleStateUpdate", "stopReason"),
+        ("MultiSelectItems", "type"),
+        ("StateUpdate", "state"),
+    ]
+
+
+@pytest.mark.parametrize(("union", "tag"), _schema_catch_alls())
+def test_schema_catch_alls_have_an_unknown_tag(union: str, tag: str) -> None:
+    """Like ``SessionUpdateOther``: comparing the tag with a known value narrows the
+    union for mypy, because ``Unknown`` never equals one."""
+    field = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", tag).lower()
+    for cls in _classes(union + "Other"):
+        assert cls.model_config.get("extra") == "allow", cls
+        assert cls.model_fields[field].annotation is Unknown, cls
+        assert cls.model_fields[field].is_required(), cls
+        assert cls.__doc__, cls
+
+
+def test_embedded_idle_catch_all_has_an_unknown_stop_reason() -> None:
+    assert m.StateUpdateIdleOther.model_fields["stop_reason"].annotation is Unknown
+    assert typing.get_args(m.StateUpdateIdleOther.model_fields["state"].annotation) == ("idle",)
