@@ -26,10 +26,22 @@ The transforms:
 from __future__ import annotations
 
 import copy
-import re
-from typing import Any
 
-JSON = dict[str, Any]
+from .vocabulary import (
+    JSON,
+    REJECT_KNOWN,
+    ShapeError,
+    is_catch_all_scalar,
+    is_scalar,
+    is_scalar_const,
+    pascal,
+    ref_name,
+    tag_of,
+    union_key,
+    unknown,
+)
+
+__all__ = ["OPEN_TAGGED_UNIONS", "REJECT_KNOWN", "ShapeError", "pascal", "shape"]
 
 #: Tagged unions whose unknown tags must be preserved, not rejected, and that have no
 #: catch-all in the schema: codegen synthesizes ``<Name>Other``. ``SessionUpdate`` is the
@@ -38,79 +50,12 @@ JSON = dict[str, Any]
 OPEN_TAGGED_UNIONS = ("SessionUpdate",)
 
 
-#: Where the generated package defines :class:`Unknown` (``{package}`` is filled in).
-UNKNOWN_TYPE = "{package}._open.Unknown"
-
-
-#: The key, on a catch-all's tag property, naming the union and the tags its catch-all
-#: must refuse (read by ``ir.open_unions``; datamodel-code-generator ignores it).
-REJECT_KNOWN = "x-acpwire-reject-known"
-
-
-def _unknown(package: str) -> JSON:
-    """A string the protocol does not define, typed by the generated ``Unknown`` class."""
-    return {"type": "string", "customTypePath": UNKNOWN_TYPE.format(package=package)}
-
-
-class ShapeError(Exception):
-    """The schema no longer looks the way a transform expects."""
-
-
-def pascal(text: str) -> str:
-    """``agent_message_chunk`` -> ``AgentMessageChunk``; ``date-time`` -> ``DateTime``."""
-    parts = re.split(r"[^0-9A-Za-z]+", text)
-    return "".join(p[:1].upper() + p[1:] for p in parts if p)
-
-
-def _ref_name(member: JSON) -> str | None:
-    refs = [m["$ref"] for m in member.get("allOf", []) if "$ref" in m]
-    if "$ref" in member:
-        refs.append(member["$ref"])
-    if len(refs) > 1:
-        raise ShapeError(f"member extends several definitions: {refs}")
-    return refs[0].rsplit("/", 1)[-1] if refs else None
-
-
-def _tag(member: JSON) -> tuple[str, Any] | None:
-    for name, prop in member.get("properties", {}).items():
-        if "const" in prop:
-            return name, prop["const"]
-    return None
-
-
-def _union_key(schema: JSON) -> str | None:
-    for key in ("oneOf", "anyOf"):
-        if key in schema:
-            return key
-    return None
-
-
-def _is_scalar_const(member: JSON) -> bool:
-    return "const" in member and member.get("type") in ("string", "integer")
-
-
-def _is_scalar(member: JSON) -> bool:
-    return (
-        "type" in member
-        and member["type"] not in ("object",)
-        and "properties" not in member
-        and "allOf" not in member
-    )
-
-
-def _is_catch_all_scalar(member: JSON) -> bool:
-    return member.get("title", "").lower() == "other" and member.get("type") in (
-        "string",
-        "integer",
-    )
-
-
 def _open_enum(defs: dict[str, JSON], name: str, schema: JSON, key: str, package: str) -> None:
     """A union of constants (and maybe a catch-all) becomes ``Known<Name> | Unknown`` for
     strings, ``Known<Name> | <base type>`` for integers (where applications define their
     own codes, such as JSON-RPC error codes)."""
     members = schema[key]
-    consts = [m for m in members if _is_scalar_const(m)]
+    consts = [m for m in members if is_scalar_const(m)]
     base = consts[0]["type"]
     if any(m.get("type") != base for m in members):
         raise ShapeError(f"{name}: mixed constant types")
@@ -134,7 +79,7 @@ def _open_enum(defs: dict[str, JSON], name: str, schema: JSON, key: str, package
         ),
         "anyOf": [
             {"$ref": f"#/$defs/{known}"},
-            _unknown(package) if base == "string" else {"type": base},
+            unknown(package) if base == "string" else {"type": base},
         ],
     }
 
@@ -142,17 +87,17 @@ def _open_enum(defs: dict[str, JSON], name: str, schema: JSON, key: str, package
 def _strip_scalar_titles(schema: JSON, key: str) -> None:
     """Scalar members keep no title, so they stay inline (``None | int | str``)."""
     for member in schema[key]:
-        if _is_scalar(member):
+        if is_scalar(member):
             member.pop("title", None)
 
 
 def _member_name(union: str, member: JSON) -> str:
-    tag = _tag(member)
+    tag = tag_of(member)
     if tag is not None:
         return union + pascal(str(tag[1]))
     if "title" in member:
         return union + pascal(member["title"])
-    ref = _ref_name(member)
+    ref = ref_name(member)
     if ref is not None:
         return ref
     raise ShapeError(f"{union}: cannot name member {sorted(member)}")
@@ -178,9 +123,9 @@ def _distribute(union_schema: JSON, key: str) -> None:
 
 def _expand_nested(defs: dict[str, JSON], union: str, member: JSON, name: str) -> list[JSON]:
     """A member extending another union becomes one member per inner variant."""
-    ref = _ref_name(member)
+    ref = ref_name(member)
     inner = defs.get(ref) if ref else None
-    inner_key = _union_key(inner) if inner else None
+    inner_key = union_key(inner) if inner else None
     if inner is None or inner_key is None or ref is None:
         return [member]
     own = {k: v for k, v in member.items() if k not in ("allOf", "$ref", "title")}
@@ -208,7 +153,7 @@ def _type_catch_all_tag(union: str, member: JSON, siblings: list[JSON], package:
     """The tag of a schema-defined catch-all (``title: other``): a plain string while its
     siblings have constants there. It becomes an ``Unknown`` (description kept) marked
     with the siblings' tags, so that the model refuses them and the tag narrows."""
-    tags = [tag for sibling in siblings if sibling is not member and (tag := _tag(sibling))]
+    tags = [tag for sibling in siblings if sibling is not member and (tag := tag_of(sibling))]
     names = {name for name, _ in tags}
     if len(names) != 1:
         raise ShapeError(f"{union}: catch-all siblings tag {sorted(names)}, expected one field")
@@ -216,7 +161,7 @@ def _type_catch_all_tag(union: str, member: JSON, siblings: list[JSON], package:
     prop = member.get("properties", {}).get(name)
     if prop is None or "const" in prop or prop.get("type") != "string":
         raise ShapeError(f"{union}: catch-all tag {name} is not a plain string: {prop}")
-    typed = _unknown(package)
+    typed = unknown(package)
     if "description" in prop:
         typed["description"] = prop["description"]
     typed[REJECT_KNOWN] = {"union": union, "tag": name, "known": sorted(str(v) for _, v in tags)}
@@ -228,7 +173,7 @@ def _name_members(defs: dict[str, JSON], union: str, schema: JSON, key: str, pac
     untagged: list[JSON] = []
     defaulted_tag = False
     for member in schema[key]:
-        if ("$ref" in member and len(member) == 1) or _is_scalar(member):
+        if ("$ref" in member and len(member) == 1) or is_scalar(member):
             members.append(member)
             continue
         name = _member_name(union, member)
@@ -236,10 +181,10 @@ def _name_members(defs: dict[str, JSON], union: str, schema: JSON, key: str, pac
             member["additionalProperties"] = True
             member.pop("not", None)
             _type_catch_all_tag(union, member, schema[key], package)
-        if name in defs and _ref_name(member) == name:
+        if name in defs and ref_name(member) == name:
             # The member only adds its tag to a definition of the same name: put the tag
             # on that definition (with a default) and reference it.
-            tag = _tag(member)
+            tag = tag_of(member)
             if tag is not None:
                 prop = dict(member["properties"][tag[0]])
                 prop["default"] = tag[1]
@@ -283,7 +228,7 @@ def _open_tagged_union(defs: dict[str, JSON], name: str, package: str) -> None:
         raise ShapeError(f"{name}: expected a discriminated union")
     known = f"Known{name}"
     defs[known] = schema
-    tags = sorted(_tag(m)[1] for m in schema["oneOf"] if _tag(m))  # type: ignore[index]
+    tags = sorted(tag_of(m)[1] for m in schema["oneOf"] if tag_of(m))  # type: ignore[index]
     defs[name] = {
         "description": schema.get("description", ""),
         "anyOf": [
@@ -292,7 +237,7 @@ def _open_tagged_union(defs: dict[str, JSON], name: str, package: str) -> None:
                 "title": f"{name}Other",
                 "description": f"A `{name}` variant this version of the protocol does not know ({disc} not in {tags}); kept as is.",
                 "type": "object",
-                "properties": {disc: _unknown(package)},
+                "properties": {disc: unknown(package)},
                 "required": [disc],
                 "additionalProperties": True,
             },
@@ -326,12 +271,12 @@ def shape(schema: JSON, package: str = "acp_v1") -> JSON:
         del defs[name]
     for name in list(defs):
         schema_ = defs[name]
-        key = _union_key(schema_)
+        key = union_key(schema_)
         if key is None:
             continue
         members = schema_[key]
-        if all(_is_scalar_const(m) or _is_catch_all_scalar(m) for m in members) and any(
-            _is_scalar_const(m) for m in members
+        if all(is_scalar_const(m) or is_catch_all_scalar(m) for m in members) and any(
+            is_scalar_const(m) for m in members
         ):
             _open_enum(defs, name, schema_, key, package)
             continue
@@ -339,12 +284,12 @@ def shape(schema: JSON, package: str = "acp_v1") -> JSON:
         _distribute(schema_, key)
         _name_members(defs, name, schema_, key, package)
         for member in schema_[key]:
-            inner = _union_key(member)
+            inner = union_key(member)
             if inner is not None and "title" in member:  # a member that is a union itself
                 _distribute(member, inner)
                 _name_members(defs, member["title"], member, inner, package)
     for name in list(defs):
-        key = _union_key(defs[name])
+        key = union_key(defs[name])
         if key is not None:
             _expand_all(defs, name, defs[name], key)
     _drop_object_defaults(defs)
