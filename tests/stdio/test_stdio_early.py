@@ -310,3 +310,15 @@ async def test_a_factory_failing_at_initialize_gets_the_connections_error(
         assert "sessions" in (await peer.call("session/list", {}))["result"]
         assert await peer.finish() == 0
     assert "the provider cannot be read" in (tmp_path / "stderr.log").read_text()
+
+
+def test_the_early_decode_refuses_what_the_endpoint_refuses_and_no_more() -> None:
+    """The words in a string are answered early; a literal is left to the connection."""
+    from acpwire.server._early import _initialize_request
+
+    named = {**INIT, "clientInfo": {"name": "NaN Infinity", "version": "1"}}
+    found = _initialize_request(json.dumps(request(3, "initialize", named)).encode())
+    assert found is not None and found[0] == 3
+    assert found[1].client_info is not None and found[1].client_info.name == "NaN Infinity"
+    literal = b'{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":1,"_meta":{"x":NaN}}}'
+    assert _initialize_request(literal) is None

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["ClaimedStdio", "claim_stdio"]
+__all__ = ["ClaimedStdio", "claim_stdio", "write_all"]
 
 
 @dataclass(slots=True)
@@ -42,9 +42,14 @@ class ClaimedStdio:
 
     def write_all(self, data: bytes) -> None:
         """Write all of ``data`` to ``out_fd`` (blocking); raises ``OSError``."""
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.out_fd, view) :]
+        write_all(self.out_fd, data)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd``, however many writes it takes (blocking)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def claim_stdio(*, isolate: bool = True) -> ClaimedStdio:

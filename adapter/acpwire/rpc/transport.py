@@ -29,7 +29,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.lowlevel import EventLoopToken, current_token
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from .stdio import ClaimedStdio, claim_stdio
+from .stdio import ClaimedStdio, claim_stdio, write_all
 
 logger = logging.getLogger(__name__)
 
@@ -202,9 +202,7 @@ class _FdSendStream(ByteSendStream):
     def _run(self, fd: int) -> None:
         try:
             while (batch := anyio.from_thread.run(self._next_batch, token=self._token)) is not None:
-                view = memoryview(batch)
-                while view:
-                    view = view[os.write(fd, view) :]
+                write_all(fd, batch)
         except OSError as exc:
             logger.warning("writing stdout failed: %s", exc)
             self._on_loop(functools.partial(self._fail, exc))

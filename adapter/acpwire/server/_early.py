@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Final
 from pydantic import ValidationError
 
 from acp_v1 import dispatch, models as m
+from acpwire._decoding import holds_non_finite
 from acpwire.probe import ConnectionProbe
 from acpwire.rpc.messages import RequestId, encode_result
 from acpwire.rpc.stdio import ClaimedStdio, claim_stdio
@@ -125,7 +126,7 @@ def _first_line(stdio: ClaimedStdio) -> tuple[bytes, int] | None:
 def _initialize_request(line: bytes) -> tuple[RequestId, m.InitializeRequest] | None:
     """The id and params of ``line`` when it is a valid ``initialize`` request with an
     integer or string id, decoded as the connection's endpoint decodes it; else None."""
-    if b"NaN" in line or b"Infinity" in line:  # pydantic-core would read them as floats
+    if holds_non_finite(line):  # the endpoint's own refusal (its general path answers)
         return None
     envelope = dispatch.AGENT_ENVELOPES["initialize"]
     try:
