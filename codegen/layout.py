@@ -35,6 +35,7 @@ class Group:
 
 GROUPS: tuple[Group, ...] = (
     Group("connection", ("initialize",)),
+    Group("setup", ("session/new",)),
     Group("session", ("authenticate", "logout"), ("session/", "auth/", "$/")),
     Group("prompt", ("session/prompt", "session/update", "session/cancel")),
     Group("client", ("session/request_permission",), ("fs/", "terminal/")),

@@ -155,6 +155,11 @@ def _serve(settings: Settings, agent: str | None, *, unstable: bool) -> int:
         # would scan them over and over (about 5 % of the start-up). It resumes once the
         # backend is up (acpwire.server.stdio.settle_gc).
         gc.disable()
+        # The first model built would import importlib.metadata to find pydantic plugins
+        # (about 25 ms before `initialize` and again before `session/new`).
+        from acpwire._pydantic_plugins import defer_plugin_discovery
+
+        defer_plugin_discovery()
         from acpwire.server._early import answer_first
         from acpwire.server.choice import AgentSpecError, choose_factory
 

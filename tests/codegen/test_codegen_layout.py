@@ -23,8 +23,9 @@ ORDER = [g.module for g in GROUPS]
         ("authenticate", "session"),
         ("auth/status", "session"),
         ("$/cancel_request", "session"),
-        ("session/new", "session"),
+        ("session/new", "setup"),
         ("session/fork", "session"),
+        ("session/load", "session"),
         ("session/prompt", "prompt"),
         ("session/update", "prompt"),
         ("session/request_permission", "client"),
@@ -61,9 +62,9 @@ def test_a_definition_goes_to_the_first_group_that_reaches_it() -> None:
         "InitializeRequest": "connection",
         "InitializeResponse": "connection",
         "Implementation": "connection",  # shared with session/new: the earlier group
-        "NewSessionRequest": "session",
-        "NewSessionResponse": "session",
-        "Mode": "session",
+        "NewSessionRequest": "setup",
+        "NewSessionResponse": "setup",
+        "Mode": "setup",
         "Orphan": "extras",
     }
 
@@ -106,6 +107,18 @@ def test_initialize_needs_only_the_connection_module() -> None:
     assert {"SessionNotification", "ContentBlock", "RequestPermissionRequest"}.isdisjoint(
         name for name, module in placed.items() if module == "connection"
     )
+
+
+def test_session_new_needs_only_the_connection_and_setup_modules() -> None:
+    """An editor's first ``session/new`` loads two small modules, not the session family."""
+    schemas = SchemaSet.load(ROOT / "schema")
+    table = methods(schemas)
+    placed = assign(shape(schemas.unstable)["$defs"], table)
+    new = next(m for m in table if m.name == "session/new")
+    assert placed[new.params] == placed[str(new.result)] == "setup"
+    setup = {name for name, module in placed.items() if module == "setup"}
+    assert {"McpServer", "SessionModeState", "SessionConfigOption"} <= setup
+    assert {"LoadSessionRequest", "ListSessionsResponse", "SessionNotification"}.isdisjoint(setup)
 
 
 def test_generated_modules_import_only_earlier_modules() -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from acpwire.agent.seam import Message, SyncAgent, TurnHooks, TurnResult
+if TYPE_CHECKING:
+    from acpwire.agent.seam import Message, SyncAgent, TurnHooks, TurnResult
 
 
 class LazyAgent:

@@ -13,9 +13,9 @@ import logging
 import threading
 import uuid
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from acpwire.agent.factory import AgentFactory
-from acpwire.agent.seam import Message, SyncAgent
 from acpwire.provenance import InternalSessionSource
 from acpwire.store import NOT_RUN_STOPPED, UNSET, SessionRecord, SessionStore, Unset
 from acpwire.store.catalog import ForeignSession, SessionCatalog
@@ -23,6 +23,9 @@ from acpwire.store.catalog import ForeignSession, SessionCatalog
 from .lazy import LazyAgent
 from .resident import MAX_OPEN_SESSIONS, OpenSessions
 from .state import DEFAULT_MODE, SessionState
+
+if TYPE_CHECKING:
+    from acpwire.agent.seam import Message, SyncAgent
 
 __all__ = ["MAX_OPEN_SESSIONS", "SessionManager"]
 

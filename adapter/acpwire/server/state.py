@@ -12,12 +12,14 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from acpwire.agent.seam import Message, SyncAgent
 from acpwire.store import SessionRecord
+
+if TYPE_CHECKING:  # the seam's classes load with the prompt machinery, after session/new
+    from acpwire.agent.seam import Message, SyncAgent
 
 DEFAULT_MODE = "default"
 MODES: dict[str, tuple[str, str]] = {

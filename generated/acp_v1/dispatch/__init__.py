@@ -41,7 +41,7 @@ WHERE: Final[dict[str, str]] = {
     "SessionForkRequestEnvelope": "session",
     "SessionListRequestEnvelope": "session",
     "SessionLoadRequestEnvelope": "session",
-    "SessionNewRequestEnvelope": "session",
+    "SessionNewRequestEnvelope": "setup",
     "SessionPromptRequestEnvelope": "prompt",
     "SessionRequestPermissionRequestEnvelope": "client",
     "SessionResumeRequestEnvelope": "session",
@@ -172,13 +172,15 @@ if TYPE_CHECKING:
         SessionForkRequestEnvelope as SessionForkRequestEnvelope,
         SessionListRequestEnvelope as SessionListRequestEnvelope,
         SessionLoadRequestEnvelope as SessionLoadRequestEnvelope,
-        SessionNewRequestEnvelope as SessionNewRequestEnvelope,
         SessionResumeRequestEnvelope as SessionResumeRequestEnvelope,
         SessionSetConfigOptionRequestEnvelope as SessionSetConfigOptionRequestEnvelope,
         SessionSetModeRequestEnvelope as SessionSetModeRequestEnvelope,
         SessionSetTitleRequestEnvelope as SessionSetTitleRequestEnvelope,
         SessionStatusRequestEnvelope as SessionStatusRequestEnvelope,
         SessionUnarchiveRequestEnvelope as SessionUnarchiveRequestEnvelope,
+    )
+    from .setup import (
+        SessionNewRequestEnvelope as SessionNewRequestEnvelope,
     )
 
     AgentInbound = Annotated[

@@ -23,7 +23,6 @@ from ..models.session import (
     ListSessionsRequest,
     LoadSessionRequest,
     LogoutRequest,
-    NewSessionRequest,
     ResumeSessionRequest,
     SessionStatusRequest,
     SetSessionConfigOptionRequest,
@@ -112,15 +111,6 @@ class SessionLoadRequestEnvelope(AcpModel):
     method: Literal["session/load"]
     id: StrictInt | str | None
     params: LoadSessionRequest
-
-
-class SessionNewRequestEnvelope(AcpModel):
-    """`session/new` request envelope."""
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["session/new"]
-    id: StrictInt | str | None
-    params: NewSessionRequest
 
 
 class SessionResumeRequestEnvelope(AcpModel):

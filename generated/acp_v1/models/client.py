@@ -14,7 +14,7 @@ from acp_v1._lenient import lenient_error_none, lenient_null_empty_list
 from acp_v1._open import Unknown
 
 from .prompt import TerminalId, ToolCallUpdate
-from .session import EnvVariable, SessionId
+from .setup import EnvVariable, SessionId
 
 
 class KillTerminalResponse(AcpModel):

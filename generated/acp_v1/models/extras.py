@@ -25,7 +25,8 @@ from acp_v1._open import Unknown
 
 from .connection import InitializeRequest, InitializeResponse
 from .prompt import ErrorStopReason, ToolCallId, Usage
-from .session import McpServerAcpId, RequestId, SessionId
+from .session import RequestId
+from .setup import McpServerAcpId, SessionId
 
 
 class BooleanPropertySchema(AcpModel):

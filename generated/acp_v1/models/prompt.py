@@ -20,7 +20,7 @@ from acp_v1._lenient import (
 )
 from acp_v1._open import Unknown
 
-from .session import ContentBlock, SessionConfigOption, SessionId, SessionModeId
+from .setup import ContentBlock, SessionConfigOption, SessionId, SessionModeId
 
 CompactionId = TypeAliasType("CompactionId", str)
 """
