@@ -230,33 +230,26 @@ async def test_without_a_hermes_provider_new_sessions_need_authentication(
 SMART_RULES: list[dict[str, Any]] = [
     {"match": "SMART", "times": 1, "tool_calls": [tool_call("call_rm1", "terminal", command="rm -rf ./junk_dir")]},
     {"match": "SMART", "times": 1, "text": "First try."},
-    {"match": "SMART", "times": 1, "tool_calls": [tool_call("call_rm2", "terminal", command="rm -rf ./junk_dir")]},
-    {"match": "SMART", "times": 1, "text": "Second try."},
 ]  # fmt: skip
 
 
 @pytest.mark.anyio
-async def test_overriding_a_smart_denial_covers_one_run_only(
-    hermes_py: str, dirs: dict[str, Path]
-) -> None:
-    """Hermes' smart approval (its auxiliary model answers DENY) lets the user override
-    the refusal for one run: only "allow once" and "deny" are offered, and the next
-    identical command is asked about again."""
-    with model_server(SMART_RULES, aux_text="DENY") as llm:
+async def test_hermes_smart_approval_removes_no_ask(hermes_py: str, dirs: dict[str, Path]) -> None:
+    """Hermes' smart approval (its auxiliary model answers APPROVE) would run a flagged
+    command unasked; behind acpwire's boundary Hermes' policy only adds asks, so the
+    editor is still asked, and its "deny" stands."""
+    with model_server(SMART_RULES, aux_text="APPROVE") as llm:
         smart = "approvals:\n  mode: smart\n"
         env = hermes_env(dirs["hermes"], dirs["acpwire"], llm.base_url, config=smart)
         log = dirs["acpwire"] / "err"
         async with backend(hermes_py, env, cwd=dirs["launch"], log=log) as link:
             ed = link.handler
+            ed.answers["rm -rf"] = "deny"
             sid = await new_session(link, dirs["work"])
-            junk = dirs["work"] / "junk_dir"
-            for attempt in (1, 2):
-                junk.mkdir(exist_ok=True)
-                with anyio.fail_after(STEP_S):
-                    done = await link.peer.session_prompt(text_prompt(sid, "SMART cleanup"))
-                assert done.stop_reason == "end_turn"
-                assert len(ed.permissions) == attempt  # asked every time
-                asked = ed.permissions[-1]
-                assert [o.option_id for o in asked.options] == ["allow_once", "deny"]
-                assert not junk.exists()  # allowed once: it ran
-            assert tool_statuses(ed, sid)["call_rm2"][-1] == "completed"
+            with anyio.fail_after(STEP_S):
+                done = await link.peer.session_prompt(text_prompt(sid, "SMART cleanup"))
+            assert done.stop_reason == "end_turn"
+            (asked,) = ed.permissions
+            assert "rm -rf ./junk_dir" in (asked.tool_call.title or "")
+            assert (dirs["work"] / "junk_dir").is_dir()
+            assert tool_statuses(ed, sid)["call_rm1"][-1] == "failed"

@@ -135,12 +135,13 @@ async def test_always_allow_is_shared_with_hermes_allowlist_and_revoked_from_bot
             assert len(ed.permissions) == 1 and not (dirs["work"] / "junk_dir").exists()
             assert rm in hermes_run(hermes_py, env, ALLOWLIST)  # Hermes' config.yaml
 
-            # Another workspace (acpwire remembers per workspace): Hermes' allowlist,
-            # checked first, runs it unasked, as Hermes' own front ends would.
+            # Another workspace (acpwire remembers per workspace): asked again. Hermes'
+            # allowlist holds the command for Hermes' own front ends, but behind acpwire's
+            # boundary Hermes' policy only adds asks, it never removes one.
             elsewhere = await new_session(link, other)
             with anyio.fail_after(STEP_S):
                 await link.peer.session_prompt(text_prompt(elsewhere, "DANGER1 clean up"))
-            assert len(ed.permissions) == 1 and not (other / "junk_dir").exists()
+            assert len(ed.permissions) == 2 and not (other / "junk_dir").exists()
 
             with anyio.fail_after(STEP_S):
                 await link.peer.session_prompt(text_prompt(sid, "/approvals"))
@@ -159,7 +160,7 @@ async def test_always_allow_is_shared_with_hermes_allowlist_and_revoked_from_bot
             ed.answers[rm] = "deny"
             with anyio.fail_after(STEP_S):
                 await link.peer.session_prompt(text_prompt(sid, "DANGER2 clean up"))
-            assert len(ed.permissions) == 2 and (dirs["work"] / "junk_dir").is_dir()
+            assert len(ed.permissions) == 3 and (dirs["work"] / "junk_dir").is_dir()
 
 
 @pytest.mark.anyio

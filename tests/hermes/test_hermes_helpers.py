@@ -1,20 +1,16 @@
 """The pieces of :mod:`acpwire.hermes` that need no Hermes: argument parsing, tool ids,
-usage deltas, todo plans, stop reasons, turn results and edit proposals."""
+usage deltas, todo plans, stop reasons and turn results."""
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from acpwire.agent.config import ConfigError
-from acpwire.agent.seam import EditProposal, TurnUsage
-from acpwire.approval.policy import decide_edits
-from acpwire.hermes.edits import edit_proposals
+from acpwire.agent.seam import TurnUsage
 from acpwire.hermes.factory import HermesAgentFactory
 from acpwire.hermes.results import plan_items, stop_kind, tool_args, turn_result, usage_delta
 from acpwire.hermes.turn import CallIds
@@ -168,90 +164,18 @@ def test_call_ids_match_calls_without_ids_by_name_oldest_first() -> None:
     assert (first[0], second[0]) == (a, b)
 
 
-def test_call_ids_claim_the_call_an_edit_belongs_to(tmp_path: Path) -> None:
-    calls = CallIds(set())
-    one = calls.start("c1", "write_file", {"path": "one.txt"})
-    two = calls.start("c2", "write_file", {"path": "two.txt"})
-    calls.start("c3", "terminal", {"command": "ls"})
-    cwd = str(tmp_path)
-    assert calls.claim("write_file", str(tmp_path / "two.txt"), cwd) == two
-    assert calls.claim("write_file", str(tmp_path / "two.txt"), cwd) == one  # first unclaimed
-    assert calls.claim("write_file", None, cwd) is None
-    assert [cid for cid, _, _ in calls.remaining()] == [one, two, "c3"]
+def test_call_ids_give_the_editor_id_of_an_open_call() -> None:
+    calls = CallIds({"call_0"})
+    reused = calls.start("call_0", "write_file", {"path": "one.txt"})
+    kept = calls.start("c2", "terminal", {"command": "ls"})
+    assert TC_ID.match(reused) and kept == "c2"
+    assert calls.editor_id("call_0") == reused  # what the boundary asks under
+    assert calls.editor_id("c2") == "c2"
+    assert calls.editor_id("") is None and calls.editor_id("unknown") is None
+    calls.end("c2", "terminal")
+    assert calls.editor_id("c2") is None
+    assert [cid for cid, _, _ in calls.remaining()] == [reused]
     assert calls.remaining() == []
-
-
-@dataclass(frozen=True)
-class HermesEditProposal:
-    """``acp_adapter.edit_approval.EditProposal``'s shape."""
-
-    tool_name: str
-    path: str
-    old_text: str | None
-    new_text: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-
-
-def test_edit_proposals_resolve_relative_paths_against_the_session_cwd(tmp_path: Path) -> None:
-    (tmp_path / "notes.txt").write_text("alpha\n")
-    # Hermes read the old text relative to the process cwd, where the file is not.
-    proposal = HermesEditProposal("write_file", "notes.txt", None, "beta\n")
-    assert edit_proposals(proposal, str(tmp_path)) == [
-        EditProposal(str(tmp_path / "notes.txt"), "alpha\n", "beta\n")
-    ]
-    new_file = HermesEditProposal("write_file", "sub/new.txt", None, "x")
-    assert edit_proposals(new_file, str(tmp_path)) == [
-        EditProposal(str(tmp_path / "sub" / "new.txt"), None, "x")
-    ]
-    absolute = HermesEditProposal("write_file", str(tmp_path / "a.txt"), "old", "new")
-    assert edit_proposals(absolute, "/elsewhere") == [
-        EditProposal(str(tmp_path / "a.txt"), "old", "new")
-    ]
-
-
-def test_edit_proposals_show_a_v4a_patch_as_one_diff_per_file(tmp_path: Path) -> None:
-    (tmp_path / "keep.txt").write_text("one\ntwo\n")
-    (tmp_path / "gone.txt").write_text("bye\n")
-    patch = (
-        "*** Begin Patch\n*** Update File: keep.txt\n@@\n one\n-two\n+deux\n"
-        "*** Add File: added.txt\n+hello\n*** Delete File: gone.txt\n*** End Patch\n"
-    )
-    proposal = HermesEditProposal(
-        "patch", "keep.txt, added.txt, gone.txt", None, patch, {"mode": "patch", "patch": patch}
-    )
-    assert edit_proposals(proposal, str(tmp_path)) == [
-        EditProposal(str(tmp_path / "keep.txt"), "one\ntwo\n", "one\ndeux\n"),
-        EditProposal(str(tmp_path / "added.txt"), None, "hello\n"),
-        EditProposal(str(tmp_path / "gone.txt"), "bye\n", ""),
-    ]
-
-
-def test_a_patch_acpwire_cannot_read_is_asked_for_every_file_it_may_touch(
-    tmp_path: Path,
-) -> None:
-    """Hermes accepts patch forms acpwire's parser does not (``Move File: a -> b``,
-    ``***Add File`` without a space): every file named anywhere, by Hermes or in a file
-    header however spelled, becomes a proposal that is always asked, whatever the mode."""
-    patch = (
-        "*** Begin Patch\n*** Move File: notes.txt -> .git/hooks/pre-commit\n"
-        "***Add File: /root/.bashrc\n+evil\n*** End Patch\n"
-    )
-    work = str(tmp_path)
-    proposal = HermesEditProposal(
-        "patch", "notes.txt, .git/hooks/pre-commit", None, patch, {"mode": "patch", "patch": patch}
-    )
-    edits = edit_proposals(proposal, work)
-    assert [e.path for e in edits] == [
-        str(tmp_path / "notes.txt"),
-        str(tmp_path / ".git/hooks/pre-commit"),
-        "/root/.bashrc",
-    ]
-    assert all(e.must_ask for e in edits)
-    assert (edits[0].old_text, edits[0].new_text) == (None, patch)  # Hermes' own view
-    for policy in ("session", "workspace"):
-        batch = decide_edits(edits, cwd=work, policy=policy)
-        assert not batch.auto_approve
-        assert all(not d.auto_approve for d in batch.decisions)
 
 
 def test_factory_without_hermes_reports_the_problem_and_refuses_to_build() -> None:

@@ -138,7 +138,8 @@ async def test_cancel_releases_a_waiting_mcp_call(
     env = hermes_env(dirs["hermes"], dirs["acpwire"], llm.base_url)
     async with backend(hermes_py, env, cwd=dirs["launch"], log=dirs["acpwire"] / "err.log") as link:
         ed, peer = link.handler, link.peer
-        sid = await new_session(link, dirs["work"], [echo_entry()])
+        arrived = dirs["work"] / "block-called"
+        sid = await new_session(link, dirs["work"], [echo_entry(ECHO_BLOCKED_FILE=str(arrived))])
         results: list[m.PromptResponse] = []
 
         async def run() -> None:
@@ -149,7 +150,9 @@ async def test_cancel_releases_a_waiting_mcp_call(
         with anyio.fail_after(30):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(run)
-                await ed.wait_until(lambda: bool(_statuses(ed, sid, "call_block")))
+                # The cancel must meet the call itself, waiting in the server.
+                while not arrived.exists():
+                    await anyio.sleep(0.05)
                 await peer.session_cancel(m.CancelNotification(session_id=sid))
         assert [r.stop_reason for r in results] == ["cancelled"]
         assert _statuses(ed, sid, "call_block")[-1] == "failed"

@@ -7,7 +7,8 @@ same tools over streamable HTTP and SSE in-process. Tools:
 * ``fail`` always fails (``isError`` result) with the reason it was given;
 * ``server.info`` (a dot: valid in MCP, not in OpenAI function names) reports the
   process id, working directory and the ``ECHO_GREETING`` environment variable;
-* ``block`` never returns, for the timeout and cancellation tests.
+* ``block`` never returns, for the timeout and cancellation tests (it first writes the
+  file ``ECHO_BLOCKED_FILE`` names, when set, so a test knows the call arrived).
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ def build_server() -> MCPServer:
 
     @server.tool(description="Never returns.")
     async def block() -> str:
+        marker = os.environ.get("ECHO_BLOCKED_FILE")
+        if marker:
+            with open(marker, "w", encoding="utf-8") as handle:
+                handle.write("called\n")
         await anyio.sleep_forever()
         return "unreachable"
 

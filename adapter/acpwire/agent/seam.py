@@ -161,11 +161,17 @@ class AccessProposal:
 
     ``kind`` ``read``: ``target`` is the absolute path to be read (a file, or the folder a
     search starts in); ``tool``: ``target`` is the tool's registered name and ``detail``
-    its arguments as JSON."""
+    its arguments as JSON (an MCP tool, or an agent's own tool with a ``reason``)."""
 
     kind: Literal["read", "tool"]
     target: str
     detail: str = ""
+    reason: str = ""
+    """For a ``tool``: what the call does that makes it asked (shown to the user; empty:
+    an MCP tool call)."""
+    every_mode: bool = False
+    """For a ``tool``: asked in every mode but Full Access, not only in Default (a call
+    that may reach beyond the session's workspace)."""
 
 
 @dataclass(slots=True)

@@ -16,6 +16,7 @@ from typing import Any
 from acpwire.agent.seam import EditorRefused, Message, ToolEnd, ToolStart
 from acpwire.agent.stream import ToolCall
 from acpwire.agent.tools import (
+    Tool,
     ToolArgError,
     ToolContext,
     ToolOutcome,
@@ -139,6 +140,12 @@ def _execute(
     tool = registry.get(call.name)
     if tool is None:
         return failure(f"unknown tool {call.name!r}; available: {', '.join(registry.names())}")
+    return run_tool(tool, args, ctx)
+
+
+def run_tool(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+    """``tool`` run on ``args``: arguments checked against its schema, and every failure
+    (bad arguments, the editor's refusal, an exception) a failed outcome, never a raise."""
     problem = check_arguments(tool, args)
     if problem is not None:
         return failure(problem)
@@ -149,8 +156,8 @@ def _execute(
     except EditorRefused as exc:  # final: the tool did nothing locally instead
         return failure(str(exc), refused_by_editor=True)
     except Exception as exc:
-        log.exception("tool %s failed", call.name)
-        return failure(f"Error executing tool '{call.name}': {type(exc).__name__}: {exc}")
+        log.exception("tool %s failed", tool.name)
+        return failure(f"Error executing tool '{tool.name}': {type(exc).__name__}: {exc}")
     return outcome
 
 

@@ -4,7 +4,9 @@ A read is asked when its resolved target lies outside the workspace (session cwd
 dir) or is protected (:mod:`acpwire.approval.protected`); once allowed, the same file is
 not asked again in that session. An MCP tool call is asked unless the user allowed that
 tool in this workspace ("always allow this tool", kept in the approvals store with kind
-``tool``) or for this session. Other modes ask neither.
+``tool``) or for this session. Other modes ask neither, except an agent's tool call
+marked ``every_mode`` (one that may reach beyond the workspace), asked in every mode but
+Full Access.
 """
 
 from __future__ import annotations
@@ -21,13 +23,15 @@ from acpwire.approval.policy import workspace_root_of
 from acpwire.approval.protected import protected_reason
 from acpwire.paths import resolve_in_cwd
 
-__all__ = ["ASKING_MODES", "AccessMemory", "ToolStore", "read_reason"]
+__all__ = ["ASKING_MODES", "EVERY_MODE_EXCEPT", "AccessMemory", "ToolStore", "read_reason"]
 
 _log = logging.getLogger(__name__)
 _TOOL: Literal["tool"] = "tool"
 
 ASKING_MODES = frozenset({"default"})
 """The session modes in which reads and MCP tool calls may be asked."""
+EVERY_MODE_EXCEPT = "full_access"
+"""The one mode in which a tool call asked "in every mode" is not asked."""
 
 
 def read_reason(

@@ -8,8 +8,9 @@ gets wrong. Modules:
 - :mod:`~acpwire.hermes.modules`: :func:`available` and lazy imports of Hermes' modules;
 - :mod:`~acpwire.hermes.results`: Hermes' values (arguments, todos, usage, turn results)
   in the seam's terms;
-- :mod:`~acpwire.hermes.edits`: edit approvals as real per-file diffs from the turn's cwd;
-- :mod:`~acpwire.hermes.turn`: tool-call ids, callbacks and approval bindings of a turn;
+- :mod:`~acpwire.hermes.boundary`: the one boundary: every Hermes tool call judged, and
+  the file and command tools run, by acpwire's own tools and policy;
+- :mod:`~acpwire.hermes.turn`: tool-call ids, callbacks and the bindings of a turn;
 - :mod:`~acpwire.hermes.agent`: :class:`HermesAgent`, the ``SyncAgent``;
 - :mod:`~acpwire.hermes.factory`: :class:`HermesAgentFactory`, one agent per session.
 

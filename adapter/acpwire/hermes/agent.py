@@ -20,10 +20,12 @@ from typing import Any
 
 from acpwire.agent.cancel import CancelToken
 from acpwire.agent.seam import Message, ToolEnd, TurnHooks, TurnResult
+from acpwire.hermes.boundary import TurnBinding, shape_toolset
 from acpwire.hermes.mcp_tools import HermesTools
 from acpwire.hermes.modules import hermes_module
 from acpwire.hermes.results import COUNTERS, turn_result, usage_delta, without_bookkeeping
 from acpwire.hermes.turn import CallIds, bind_turn, turn_callbacks
+from acpwire.limits import ToolLimits
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +38,17 @@ class HermesAgent:
     editor's MCP tools (:mod:`acpwire.hermes.mcp_tools`).
     """
 
-    def __init__(self, agent: Any, *, task_id: str, cwd: str, home_provider: str = "") -> None:
+    def __init__(
+        self,
+        agent: Any,
+        *,
+        task_id: str,
+        cwd: str,
+        home_provider: str = "",
+        limits: ToolLimits | None = None,
+    ) -> None:
         self._agent = agent
+        self._limits = limits or ToolLimits()
         self._home_provider = home_provider  # the configured one (model_choice)
         self._task_id = task_id
         self._lock = threading.Lock()
@@ -48,6 +59,7 @@ class HermesAgent:
         self.tools = HermesTools(agent, task_id, lambda: self._turn_cancel)
         agent.session_cwd = cwd
         agent._print_fn = lambda *a, **k: print(*a, **{**k, "file": sys.stderr})
+        shape_toolset(agent)  # what acpwire's boundary serves (docs/SECURITY.md)
 
     @property
     def internal_session_id(self) -> str:
@@ -200,17 +212,27 @@ class HermesAgent:
         self._agent.session_cwd = cwd  # where Hermes' Codex runtime would start
         calls = CallIds(self._used_ids)
         streamed = threading.Event()
-        callbacks = turn_callbacks(hooks, calls, streamed)
+        cancel = CancelToken()
+        binding = TurnBinding(
+            hooks,
+            cwd,
+            cancel,
+            calls.editor_id,
+            self._agent,
+            self._limits,
+            mcp_tool=self.tools.tool,
+        )
+        callbacks = turn_callbacks(hooks, calls, streamed, binding.failed)
         self._install(callbacks)
         before_id, before = self.internal_session_id, self._counters()
         result: Mapping[str, Any]
         with contextlib.ExitStack() as stack:
             try:
-                bind_turn(stack, hooks, calls, cwd, self._task_id)
+                bind_turn(stack, binding, self._task_id)
                 with self._lock:
                     self._agent.clear_interrupt()
                     self._running = True
-                    self._turn_cancel = CancelToken()
+                    self._turn_cancel = cancel
                 result = self._agent.run_conversation(
                     user_message=content, conversation_history=history, task_id=self._task_id
                 )

@@ -17,10 +17,12 @@ from typing import Any
 
 from acpwire.agent.config import ConfigError, ModelList
 from acpwire.agent.extras import SetupMethod
+from acpwire.config import Settings
 from acpwire.hermes.agent import HermesAgent, provider_runtime, split_model_choice
 from acpwire.hermes.approvals import HermesAllowlist
 from acpwire.hermes.catalog import HermesCatalog, open_state_db
 from acpwire.hermes.modules import hermes_module
+from acpwire.limits import ToolLimits
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +48,8 @@ class HermesAgentFactory:
     """``session/set_model`` and the model picker take what ``/model`` takes: any id
     Hermes' ``switch_model`` accepts, ``provider:model`` included (it refuses the rest)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: ToolLimits | None = None) -> None:
+        self._limits = limits or ToolLimits()
         self._lock = threading.Lock()
         self._runtime: dict[str, Any] | None = None
         self._problem: str | None = None
@@ -54,6 +57,12 @@ class HermesAgentFactory:
         self._mcp_discovered = False
         self._catalog = HermesCatalog(open_state_db)
         self._allowlist = HermesAllowlist()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> HermesAgentFactory:
+        """The factory with the ``[tools]`` caps of config.toml (Hermes' file and search
+        tools run as acpwire's: the same bounds hold)."""
+        return cls(settings.tools)
 
     @staticmethod
     def agent_identity() -> tuple[str, str]:
@@ -234,4 +243,6 @@ class HermesAgentFactory:
             agent = importlib.import_module("run_agent").AIAgent(**kwargs)
         except (ValueError, RuntimeError) as exc:  # e.g. a context window under 64K tokens
             raise ConfigError(f"Hermes cannot start a session: {exc}") from exc
-        return HermesAgent(agent, task_id=session_id, cwd=cwd, home_provider=home)
+        return HermesAgent(
+            agent, task_id=session_id, cwd=cwd, home_provider=home, limits=self._limits
+        )

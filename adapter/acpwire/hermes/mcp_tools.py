@@ -155,6 +155,12 @@ class HermesTools:
             self._offer(name, None)
         return True
 
+    def tool(self, name: str) -> Tool | None:
+        """This session's MCP tool of that name (the boundary runs it with the turn's
+        hooks, so it is asked as the embedded agent's MCP calls are)."""
+        with self._lock:
+            return self._tools.get(name)
+
     def names(self) -> list[str]:
         """Every tool name this session's model sees (Hermes' own and the MCP ones)."""
         with self._lock:

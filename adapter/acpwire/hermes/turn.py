@@ -1,5 +1,6 @@
 """One Hermes turn's plumbing: tool-call ids, the callbacks ``AIAgent`` calls, and the
-per-turn bindings of Hermes' approval hooks and tool cwd.
+per-turn bindings: the boundary its tool calls go through, Hermes' tool cwd and its
+approval hooks.
 
 Hermes calls its callback attributes on its own threads; here they become the seam's
 :class:`~acpwire.agent.seam.TurnHooks` calls. Approvals are answered "once" to Hermes:
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from acpwire.agent.seam import CommandProposal, ToolEnd, ToolStart, TurnHooks
-from acpwire.hermes.edits import TURN_CWD, abspath, edit_proposals, install_edit_paths
+from acpwire.hermes.boundary import BOUNDARY, TurnBinding
 from acpwire.hermes.modules import hermes_module
 from acpwire.hermes.results import plan_items, result_text, tool_args
 
@@ -34,7 +35,6 @@ class CallIds:
         self._used = used
         self._lock = threading.Lock()
         self._open: dict[str, tuple[str, str, dict[str, Any], float]] = {}
-        self._claimed: set[str] = set()
 
     def start(self, hermes_id: str, name: str, args: dict[str, Any]) -> str:
         with self._lock:
@@ -57,20 +57,11 @@ class CallIds:
             return None
         return found[0], found[1], found[2], time.monotonic() - found[3]
 
-    def claim(self, name: str, path: str | None, cwd: str) -> str | None:
-        """The open ``name`` call an edit approval belongs to (Hermes passes no id):
-        the first unclaimed one with ``path``, else the first unclaimed one."""
+    def editor_id(self, hermes_id: str) -> str | None:
+        """The id the editor knows for an open call (None: not started or ended)."""
         with self._lock:
-            candidates = [
-                (cid, args)
-                for cid, n, args, _ in self._open.values()
-                if n == name and cid not in self._claimed
-            ]
-            same = [cid for cid, a in candidates if path and abspath(a.get("path"), cwd) == path]
-            chosen = next(iter(same or [cid for cid, _ in candidates]), None)
-            if chosen is not None:
-                self._claimed.add(chosen)
-            return chosen
+            found = self._open.get(hermes_id) if hermes_id else None
+        return found[0] if found is not None else None
 
     def remaining(self) -> list[tuple[str, str, dict[str, Any]]]:
         with self._lock:
@@ -79,8 +70,11 @@ class CallIds:
         return left
 
 
-def turn_callbacks(hooks: TurnHooks, calls: CallIds, streamed: threading.Event) -> Callbacks:
-    """``AIAgent``'s callback attributes for one turn, by attribute name (None unsets)."""
+def turn_callbacks(
+    hooks: TurnHooks, calls: CallIds, streamed: threading.Event, failed: dict[str, bool]
+) -> Callbacks:
+    """``AIAgent``'s callback attributes for one turn, by attribute name (None unsets).
+    ``failed``: Hermes call id -> whether the boundary failed the call (its status)."""
 
     def on_delta(text: str | None) -> None:
         if text:
@@ -104,7 +98,8 @@ def turn_callbacks(hooks: TurnHooks, calls: CallIds, streamed: threading.Event) 
             return
         call_id, _, start_args, seconds = found
         text = result_text(result)
-        hooks.on_tool_end(ToolEnd(call_id, name, start_args, text, duration_s=seconds))
+        failure = failed.pop(hermes_id or "", False)
+        hooks.on_tool_end(ToolEnd(call_id, name, start_args, text, failure, seconds))
         items = plan_items(text) if name == "todo" else None
         if items is not None:
             hooks.on_plan(items)
@@ -121,15 +116,17 @@ def turn_callbacks(hooks: TurnHooks, calls: CallIds, streamed: threading.Event) 
     }
 
 
-def bind_turn(
-    stack: contextlib.ExitStack, hooks: TurnHooks, calls: CallIds, cwd: str, task_id: str
-) -> None:
-    """Hermes' per-turn approval plumbing and tool cwd, undone when ``stack`` closes.
+def bind_turn(stack: contextlib.ExitStack, binding: TurnBinding, task_id: str) -> None:
+    """The turn's boundary and Hermes' per-turn plumbing, undone when ``stack`` closes.
 
-    Binds the thread-local terminal approval callback, the interactive-context flag
-    (without it Hermes auto-approves dangerous commands), the edit-approval requester and
-    the session's tool cwd; each Hermes module missing here is skipped.
+    Ties every tool call of ``task_id`` (and of its delegated children) to ``binding``
+    (:mod:`acpwire.hermes.boundary`: acpwire's tools and policy run them), binds the
+    session's tool cwd and system-prompt directory, and, as a second line should any
+    Hermes path still reach its own terminal code, its thread-local approval callback
+    (asking the editor) with the interactive-context flag (without it Hermes
+    auto-approves dangerous commands). Each Hermes module missing here is skipped.
     """
+    hooks, cwd = binding.hooks, binding.cwd
 
     def approve(command: str, description: str, **kw: Any) -> str:
         # ``smart_denied``: Hermes' smart approval refused the command; the user may
@@ -140,13 +137,7 @@ def bind_turn(
         answer = hooks.approve_command(proposal)
         return "deny" if answer == "deny" else "once"
 
-    def approve_edit(proposal: Any) -> bool:
-        edits = edit_proposals(proposal, cwd)
-        call_id = calls.claim(str(proposal.tool_name), edits[0].path, cwd)
-        return hooks.approve_edits(call_id or f"edit-{uuid.uuid4().hex[:12]}", edits)
-
-    token = TURN_CWD.set(cwd)
-    stack.callback(TURN_CWD.reset, token)
+    stack.enter_context(BOUNDARY.bind(task_id, binding))
     terminal = hermes_module("tools.terminal_tool")
     if terminal is not None:
         terminal.register_task_env_overrides(task_id, {"cwd": cwd})
@@ -157,13 +148,6 @@ def bind_turn(
         stack.callback(
             approval.reset_hermes_interactive_context,
             approval.set_hermes_interactive_context(True),
-        )
-    edit_approval = hermes_module("acp_adapter.edit_approval")
-    if edit_approval is not None:
-        install_edit_paths(edit_approval)
-        stack.callback(
-            edit_approval.reset_edit_approval_requester,
-            edit_approval.set_edit_approval_requester(approve_edit),
         )
     session = hermes_module("gateway.session_context")
     if session is not None:

@@ -51,8 +51,9 @@ def access_request(call_id: str, proposal: AccessProposal, why: str) -> m.ToolCa
         title = f"Read {proposal.target} ({why})"
         body = f"Read {proposal.target}\nAsked because: {why}"
     else:
-        title = f"Call MCP tool {proposal.target} ({why})"
-        body = f"Call MCP tool {proposal.target} with {proposal.detail or '{}'}"
+        what = f"{proposal.target}" if proposal.reason else f"MCP tool {proposal.target}"
+        title = f"Call {what} ({why})"
+        body = f"Call {what} with {proposal.detail or '{}'}"
     return m.ToolCallUpdate(
         tool_call_id=call_id,
         title=title,

@@ -19,7 +19,7 @@ import anyio
 
 from acp_v1 import models as m
 from acpwire.agent.seam import AccessProposal, ApprovalAnswer, CommandProposal, EditProposal
-from acpwire.approval.access import ASKING_MODES, AccessMemory, read_reason
+from acpwire.approval.access import ASKING_MODES, EVERY_MODE_EXCEPT, AccessMemory, read_reason
 from acpwire.approval.commands import command_text, command_title, memory_key
 from acpwire.approval.memory import ApprovalMemory
 from acpwire.approval.messages import refusal_message, remembered_deny_message
@@ -188,7 +188,10 @@ class Approvals:
     async def approve_access(self, call_id: str, proposal: AccessProposal) -> str | None:
         """In Default mode, a read outside the workspace or of a protected path, and an MCP
         tool call the user has not allowed, are asked; None = go ahead."""
-        if self.state.mode not in ASKING_MODES:
+        asking = self.state.mode in ASKING_MODES or (
+            proposal.every_mode and self.state.mode != EVERY_MODE_EXCEPT
+        )
+        if not asking:
             return None
         workspace, target = self.state.cwd, proposal.target
         if proposal.kind == "read":
@@ -205,10 +208,10 @@ class Approvals:
             if why is None or self.access.read_allowed(target):
                 return None
         else:
-            why = "MCP tool calls are asked in this mode"
+            why = proposal.reason or "MCP tool calls are asked in this mode"
             if await self.backend.blocking(self.access.tool_allowed, workspace, target):
                 return None
-        shown = AccessProposal(proposal.kind, target, proposal.detail)
+        shown = AccessProposal(proposal.kind, target, proposal.detail, proposal.reason)
         decision = await self._ask(
             access_request(call_id, shown, why), build_access_options(proposal.kind)
         )
