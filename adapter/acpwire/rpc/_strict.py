@@ -128,7 +128,7 @@ def outline(line: bytes) -> Outline:
     Raises ``UnicodeDecodeError`` (not UTF-8) or another ``ValueError`` (not JSON, an
     unclosed array or object among them). For the lines :func:`load_strict` refuses
     as :class:`TooDeep`: it costs a regular-expression match per run of brackets and
-    per scalar, no more than the line's size in memory.
+    per scalar, and memory of the order of the line's size.
     """
     line.decode("utf-8")  # strict: surrogates encoded in UTF-8 are refused too
     pos = _space(line, 0)

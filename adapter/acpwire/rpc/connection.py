@@ -202,7 +202,7 @@ class Connection:
         elif isinstance(msg, m.Notification) and msg.method == CANCEL_REQUEST_METHOD:
             self._cancel_incoming(msg.params)
         elif isinstance(msg, m.InvalidMessage):
-            unanswered = "" if msg.reply else " (not answered: it has no id or is an answer)"
+            unanswered = "" if msg.reply else " (not answered: a notification or an answer)"
             logger.warning(
                 "%s: %s%s; message: %s", self._name, msg.error.message, unanswered, preview(line)
             )

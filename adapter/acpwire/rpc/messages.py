@@ -108,16 +108,16 @@ def too_deep(line: bytes) -> Incoming:
     except ValueError as exc:
         return InvalidMessage(parse_error(str(exc)))
     msg = message_from_json(shape.value)
-    where = f'"{shape.deepest}"' if shape.deepest is not None else "JSON"
+    where = "JSON" if shape.deepest is None else json.dumps(shape.deepest)[:64]
     detail = f"{where} nested deeper than {MAX_DEPTH} levels (the limit)"
     if isinstance(msg, Request | Notification):
         if shape.deepest == "params":
             error = invalid_params(f"Invalid params: {detail}")
         else:
             error = invalid_request(detail)
-        return InvalidMessage(
-            error, msg.id if isinstance(msg, Request) else None, reply=isinstance(msg, Request)
-        )
+        if isinstance(msg, Notification):
+            return InvalidMessage(error, reply=False)
+        return InvalidMessage(error, msg.id)
     if isinstance(msg, Response | ErrorResponse):
         return ErrorResponse(msg.id, invalid_request(f"the peer's answer: {detail}"))
     if isinstance(shape.value, list):  # not a batch to refuse: a value too deep
