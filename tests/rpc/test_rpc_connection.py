@@ -198,10 +198,8 @@ async def test_notifications_are_handled_and_never_answered() -> None:
         (b'{"jsonrpc":"2.0","id":2.5,"method":"echo"}', None, -32600, '"id"'),
         (b'{"jsonrpc":"2.0","id":[1],"method":"echo"}', None, -32600, '"id"'),
         (b'{"jsonrpc":"2.0","id":6,"method":"echo","params":7}', 6, -32600, "params"),
-        # Envelope-invalid messages without an id are answered with id null, as JSON-RPC
-        # 2.0 specifies (its own example: method 1, params "bar").
-        (b'{"jsonrpc":"2.0","method":1,"params":"bar"}', None, -32600, "method"),
-        (b'{"jsonrpc":"2.0","method":"note","params":5}', None, -32600, "params"),
+        # Explicitly null is an id: a request, answered.
+        (b'{"jsonrpc":"2.0","id":null,"method":"echo","params":7}', None, -32600, "params"),
         (b'{"jsonrpc":"2.0","id":7,"method":"no/such"}', 7, -32601, "Method not found: no/such"),
         (b'{"jsonrpc":"2.0","id":8,"method":"give_up"}', 8, -32800, "Request cancelled"),
     ],
@@ -215,6 +213,91 @@ async def test_bad_input_is_answered_and_serving_continues(
         assert (reply_id, reply_code) == (expected_id, code)
         assert fragment in message
         await raw.assert_still_serving()
+
+
+DEEP = b"[" * 1_000 + b"]" * 1_000
+
+
+@pytest.mark.parametrize(
+    ("line", "expected_id", "code", "fragment"),
+    [
+        # Too deep for the parser, yet JSON whose id can be read: its params are refused.
+        (
+            b'{"jsonrpc":"2.0","id":7,"method":"echo","params":{"a":' + DEEP + b"}}",
+            7,
+            -32602,
+            '"params" nested deeper than 200 levels',
+        ),
+        (b'{"jsonrpc":"2.0","method":"echo","id":"d","params":' + DEEP + b"}", "d", -32602, "200"),
+        (
+            b'{"jsonrpc":"2.0","id":8,"method":"echo","x":' + DEEP + b"}",
+            8,
+            -32600,
+            '"x" nested deeper',
+        ),
+        (b'{"jsonrpc":"2.0","id":' + DEEP + b',"method":"echo"}', None, -32600, '"id" must be'),
+        # Never closed, or cut off: not JSON, so no id is read.
+        (b"[" * 5_000, None, -32700, "before its arrays and objects are closed"),
+        (
+            b'{"jsonrpc":"2.0","id":9,"method":"echo","params":{"a":' + b"[" * 5_000,
+            None,
+            -32700,
+            "Parse error",
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":9,"method":"echo","params":' + DEEP + b"]}",
+            None,
+            -32700,
+            "Parse error",
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":9,"method":"echo","params":' + DEEP + b"} x",
+            None,
+            -32700,
+            "Parse error",
+        ),
+    ],
+)
+async def test_deep_nesting_is_answered_by_what_can_be_read(
+    line: bytes, expected_id: object, code: int, fragment: str
+) -> None:
+    async with served() as (raw, _, handler):
+        await raw.write(line + b"\n")
+        reply_id, reply_code, message = error_of(await raw.read())
+        assert (reply_id, reply_code) == (expected_id, code)
+        assert fragment in message
+        await raw.assert_still_serving()
+    assert handler.seen_params == [{"still": "alive"}]  # the deep request never ran
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # JSON-RPC's own example of an invalid request, but without an id: not answered.
+        b'{"jsonrpc":"2.0","method":1,"params":"bar"}',
+        b'{"jsonrpc":"2.0","method":"note","params":5}',
+        b'{"jsonrpc":"2.0","method":"note","params":"x"}',
+        b'{"jsonrpc":"1.0","method":"note","params":{}}',
+        b'{"method":"note","params":{}}',
+        b'{"jsonrpc":"2.0","params":{}}',
+        b"{}",
+        b'{"jsonrpc":"2.0","method":"no/such","params":{}}',
+        b'{"jsonrpc":"2.0","method":"note_point","params":{"x":"not a number"}}',
+        b'{"jsonrpc":"2.0","method":"note","params":{"a":' + DEEP + b"}}",
+        b'{"jsonrpc":"2.0","method":"note","x":' + DEEP + b"}",
+        b'{"a":' * 1_000 + b"1" + b"}" * 1_000,
+    ],
+)
+async def test_malformed_notifications_are_logged_never_answered(
+    line: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    async with served() as (raw, _, handler):
+        await raw.write(line + b"\n")
+        await raw.assert_still_serving()  # the next line out is this answer, nothing else
+    assert handler.notes == []
+    logged = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+    assert any("not answered" in text or "notification" in text for text in logged), logged
 
 
 async def test_validation_error_is_short_invalid_params() -> None:

@@ -6,6 +6,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from acpwire.rpc import errors
+from acpwire.rpc._strict import outline
 from acpwire.rpc.messages import (
     ErrorResponse,
     InvalidMessage,
@@ -68,6 +69,14 @@ def test_error_response() -> None:
         (b'{"jsonrpc":"2.0","id":1.5,"method":"m"}', -32600, None, True, "got a number"),
         (b'{"jsonrpc":"2.0","id":{},"method":"m"}', -32600, None, True, "got an object"),
         (b'{"jsonrpc":"2.0","id":6,"method":"m","params":"x"}', -32600, 6, True, '"params"'),
+        (b'{"jsonrpc":"2.0","id":null,"method":"m","params":1}', -32600, None, True, '"params"'),
+        # Without an "id" member: a notification, whatever is wrong with it, never answered.
+        (b'{"jsonrpc":"1.0","method":"m"}', -32600, None, False, '"jsonrpc"'),
+        (b'{"method":"m"}', -32600, None, False, '"jsonrpc"'),
+        (b'{"jsonrpc":"2.0","method":7}', -32600, None, False, '"method" must be a string'),
+        (b'{"jsonrpc":"2.0","method":"m","params":"x"}', -32600, None, False, '"params"'),
+        (b'{"jsonrpc":"2.0","params":{}}', -32600, None, False, '"method"'),
+        (b"{}", -32600, None, False, "jsonrpc"),
         (b'{"jsonrpc":"2.0","result":1}', -32600, None, False, "needs an"),
         (b'{"jsonrpc":"1.0","id":1,"result":1}', -32600, 1, False, '"jsonrpc"'),
     ],
@@ -145,18 +154,44 @@ def test_leading_id(head: bytes, expected: tuple[RequestId, bool]) -> None:
     assert leading_id(head) == expected
 
 
-@pytest.mark.parametrize("depth", [201, 1_000, 100_000])
-def test_deep_nesting_is_an_invalid_request_with_the_leading_id(depth: int) -> None:
+@pytest.mark.parametrize("depth", [202, 1_000, 100_000])
+def test_deep_nesting_is_classified_by_what_can_be_read(depth: int) -> None:
     deep = b"[" * depth + b"]" * depth
     request = decode_message(b'{"jsonrpc":"2.0","id":9,"method":"m","params":{"a":' + deep + b"}}")
     assert isinstance(request, InvalidMessage) and request.id == 9 and request.reply
-    assert request.error.code == errors.INVALID_REQUEST
+    assert request.error.code == errors.INVALID_PARAMS
+    assert '"params" nested deeper than 200 levels' in request.error.message
+    # The id may come last: the whole line is read, not its head.
+    last = decode_message(b'{"jsonrpc":"2.0","method":"m","params":' + deep + b',"id":"z"}')
+    assert isinstance(last, InvalidMessage) and (last.id, last.reply) == ("z", True)
+    # A notification so nested is dropped; nobody is waiting for an answer.
+    note = decode_message(b'{"jsonrpc":"2.0","method":"m","params":{"a":' + deep + b"}}")
+    assert isinstance(note, InvalidMessage) and not note.reply
+    assert note.error.code == errors.INVALID_PARAMS
     # An answer that deep fails the request of ours it answers; nobody answers it.
     answer = decode_message(b'{"jsonrpc":"2.0","id":4,"result":' + deep + b"}")
     assert isinstance(answer, ErrorResponse) and answer.id == 4
     assert answer.error.code == errors.INVALID_REQUEST
     bare = decode_message(deep)
-    assert isinstance(bare, InvalidMessage) and bare.id is None
+    assert isinstance(bare, InvalidMessage) and (bare.id, bare.reply) == (None, True)
+    assert bare.error.code == errors.INVALID_REQUEST
+    # Brackets that never close (or a line cut off) are not JSON: no id is read from it.
+    for cut in (b"[" * depth, b'{"jsonrpc":"2.0","id":9,"method":"m","params":' + deep[:-1]):
+        unclosed = decode_message(cut)
+        assert isinstance(unclosed, InvalidMessage) and (unclosed.id, unclosed.reply) == (
+            None,
+            True,
+        )
+        assert unclosed.error.code == errors.PARSE_ERROR
+
+
+def test_deep_nesting_beside_a_lone_surrogate_escape_is_read_too() -> None:
+    """The line ``json.loads`` would read (a lone surrogate escape) takes the same rules."""
+    deep = b"[" * 300 + b"]" * 300
+    line = b'{"jsonrpc":"2.0","id":"\\ud800","method":"m","params":[' + deep + b"]}"
+    msg = decode_message(line)
+    assert isinstance(msg, InvalidMessage) and msg.id == "\ud800"
+    assert msg.error.code == errors.INVALID_PARAMS
 
 
 def test_strict_json_yet_lone_surrogate_escapes_and_brackets_in_strings_decode() -> None:
@@ -167,3 +202,52 @@ def test_strict_json_yet_lone_surrogate_escapes_and_brackets_in_strings_decode()
     for bad in (b"[NaN]", b"[-Infinity]", b'["\xed\xa0\x80"]', '["a"]'.encode("utf-16")):
         msg = decode_message(bad)
         assert isinstance(msg, InvalidMessage) and msg.error.code == errors.PARSE_ERROR, bad
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"[[[]]]",
+        b' [ [ 1 , [ "[" , { "}" : [ ] } ] ] ] ',
+        b'{"a": [ {}, [], 1, "x", {"b": [null, true, -0.5e3]} ] , "id" : "q"}',
+        b"[1,[2,[]]]",
+        b'[{"a":1,"b":[[],{},"x"]}]',
+        b'{"k":"\\ud800\\"]","n":[1]}',
+        b"[" * 300 + b"]" * 300,
+        b'{"a":' * 300 + b"1" + b"}" * 300,
+        b"[1," * 300 + b"2" + b"]" * 300,
+        # Not JSON: each is refused
+        b'{"a":[1,]}',
+        b"[1 2]",
+        b'{"a":1,}',
+        b'{"a"}',
+        b"[}",
+        b'{"a":[}]}',
+        b"[]]",
+        b'{"a":[]]}',
+        b'{"a":01}',
+        b'{"a":["\x01"]}',
+        b'{"a":[]} x',
+        b"[1,[2,[],]]",
+        b'[{"a":1,"b":}]',
+        b'["\\x"]',
+        b"[" * 300 + b"]" * 299,
+        b"[" * 300 + b"]" * 301,
+        b"[" * 300 + b"}" + b"]" * 299,
+    ],
+)
+def test_outline_reads_what_json_reads(line: bytes) -> None:
+    """The recursion-free reader accepts exactly the lines ``json.loads`` accepts (with
+    room for its recursion), and empties what a top-level object's members hold."""
+    try:
+        expected: object = json.loads(line)
+    except ValueError:
+        with pytest.raises(ValueError):
+            outline(line)
+        return
+    shape = outline(line)
+    if isinstance(expected, dict):
+        emptied = {k: type(v)() if isinstance(v, dict | list) else v for k, v in expected.items()}
+        assert shape.value == emptied
+    else:
+        assert shape.value == []

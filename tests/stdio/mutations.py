@@ -44,7 +44,7 @@ _NAMED: dict[str, object] = {"sessionId": "sess-mutated", "cwd": "/tmp", "uri": 
 class Case:
     line: bytes
     msg_id: int | None
-    """The request's id (None: a notification or a bad id, answered with id null or not)."""
+    """The request's id (None: a notification, never answered, or a bad id)."""
     null_answer: bool = False
     """A -32600 answer with id null is expected (an id of the wrong type)."""
 
@@ -136,9 +136,8 @@ def mutation_lines(first_id: int = 1000) -> Iterator[Case]:
                 msg_id += 1
                 line = f'{{"jsonrpc":"2.0","id":{msg_id},"method":{json.dumps(spec.method)},"params":{params}}}'
                 yield Case(line.encode(), msg_id)
-            else:  # params that are not structured make an invalid notification
-                scalar = params in ('"params"', "5")
-                yield Case(f'{head},"params":{params}}}'.encode(), None, null_answer=scalar)
+            else:  # a notification, whatever its params (scalar ones too): never answered
+                yield Case(f'{head},"params":{params}}}'.encode(), None)
         if request:
             for bad in BAD_IDS:
                 line = f'{{"jsonrpc":"2.0","id":{bad},"method":{json.dumps(spec.method)},"params":{{}}}}'

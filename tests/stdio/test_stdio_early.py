@@ -143,8 +143,32 @@ async def test_an_initialize_split_across_writes_is_answered(tmp_path: Path) -> 
             -32700,
             None,
         ),
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"_meta":'
+            + b"[" * 5_000
+            + b"]" * 5_000
+            + b"}}\n",
+            -32602,
+            1,
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"_meta":'
+            + b"[" * 5_000
+            + b"\n",
+            -32700,
+            None,
+        ),
     ],
-    ids=["not-json", "array-params", "nan", "bool-id", "batch", "trailing-junk"],
+    ids=[
+        "not-json",
+        "array-params",
+        "nan",
+        "bool-id",
+        "batch",
+        "trailing-junk",
+        "too-deep",
+        "too-deep-unclosed",
+    ],
 )
 async def test_a_bad_first_line_gets_the_connections_error_and_serving_goes_on(
     tmp_path: Path, first: bytes, code: int, answer_id: object
@@ -158,6 +182,33 @@ async def test_a_bad_first_line_gets_the_connections_error_and_serving_goes_on(
         answer = await peer.call("initialize", INIT)
         assert answer["result"]["protocolVersion"] == 1
         assert await peer.finish() == 0
+    _stderr_clean(tmp_path / "stderr.log")
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        b'{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1}}\n',
+        b'{"jsonrpc":"1.0","method":"initialize","params":{"protocolVersion":1}}\n',
+        b'{"jsonrpc":"2.0","method":"initialize","params":5}\n',
+        b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":5}}\n',
+        b'{"jsonrpc":"2.0","method":"initialize","params":{"_meta":'
+        + b"[" * 5_000
+        + b"]" * 5_000
+        + b"}}\n",
+    ],
+    ids=["initialize", "jsonrpc-1.0", "params-a-number", "bad-cancel", "too-deep"],
+)
+async def test_a_notification_first_is_never_answered(tmp_path: Path, first: bytes) -> None:
+    """Not answered early, nor by the connection: the one line out is initialize's."""
+    async with raw_child(
+        ACPWIRE, env=child_env(_home(tmp_path)), stderr_path=tmp_path / "stderr.log"
+    ) as peer:
+        await peer.send_bytes(first)
+        answer = await peer.call("initialize", INIT)
+        assert answer["result"]["protocolVersion"] == 1
+        assert await peer.finish() == 0
+    assert len(peer.lines) == 1, peer.lines
     _stderr_clean(tmp_path / "stderr.log")
 
 

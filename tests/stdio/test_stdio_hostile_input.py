@@ -1,9 +1,10 @@
 """Hostile lines on the real stdin: each gets its own JSON-RPC code, none runs, none -32603.
 
 Nesting from 1,000 to 100,000 levels (bare, in ``params``, in a prompt block's ``_meta``,
-in the canonical-order notification the decoder's fast path reads), a complete object
-followed by junk, ``NaN``/``Infinity``, surrogates encoded in UTF-8 bytes, a UTF-16 line,
-boolean ids, and lone surrogates in ids and paths. The junk and boolean-id cases are also
+in the canonical-order notification the decoder's fast path reads, never closed; a
+notification so nested is dropped unanswered), a complete object followed by junk,
+``NaN``/``Infinity``, surrogates encoded in UTF-8 bytes, a UTF-16 line, boolean ids, and
+lone surrogates in ids and paths. The junk and boolean-id cases are also
 sent while a turn waits for a permission: a ``session/cancel`` with junk behind it must
 not cancel the turn, and an answer with ``"id": false`` must not answer request 0.
 """
@@ -61,18 +62,19 @@ def _junk_variants(line: str) -> list[str]:
     return [line + "X", line[:-1] + "]", line[:-1] + ",", line[:-1] + '"', line + " }"]
 
 
-NESTED: list[tuple[str, object]] = [
-    (_deep(1_000, "array"), None),
-    (_deep(100_000, "array"), None),
+NESTED: list[tuple[str, tuple[object, int] | None]] = [
+    # (line, (id, code) of its answer, or None: a notification, never answered)
+    (_deep(1_000, "array"), (None, -32600)),
+    (_deep(100_000, "array"), (None, -32600)),
     (_deep(1_000, "object"), None),
-    (_request(101, "session/list", '{"_meta":' + _deep(1_000, "array") + "}"), 101),
+    (_request(101, "session/list", '{"_meta":' + _deep(1_000, "array") + "}"), (101, -32602)),
     (
         _request(
             102,
             "session/new",
             '{"cwd":"/tmp","mcpServers":[],"_meta":' + _deep(100_000, "object") + "}",
         ),
-        102,
+        (102, -32602),
     ),
     (
         _request(
@@ -82,10 +84,12 @@ NESTED: list[tuple[str, object]] = [
             + _deep(5_000, "array")
             + "}}]}",
         ),
-        103,
+        (103, -32602),
     ),
     (_cancel("s", ',"_meta":' + _deep(1_000, "array")), None),
     (_cancel("s", ',"_meta":' + _deep(50_000, "object")), None),
+    ("[" * 100_000, (None, -32700)),
+    (_request(104, "session/list", '{"_meta":' + "[" * 5_000), (None, -32700)),
 ]
 
 NOT_JSON: list[str] = [
@@ -127,11 +131,17 @@ async def test_nested_non_json_and_odd_id_lines_get_their_codes(tmp_path: Path) 
         with anyio.fail_after(STEP_TIMEOUT * 3):
             init = await peer.call("initialize", {"protocolVersion": 1})
             assert init["result"]["protocolVersion"] == 1
-            for line, msg_id in NESTED:
+            for line, expected in NESTED:
+                before = len(peer.lines)
                 await peer.send_bytes(_line(line))
+                if expected is None:  # nothing written for it: the next answer is the list's
+                    assert "result" in await peer.call("session/list", {}), line[:80]
+                    assert len(peer.lines) == before + 1, line[:80]
+                    continue
                 answer = await _error(peer)
-                assert (answer["id"], answer["error"]["code"]) == (msg_id, -32600), line[:80]
-                assert "nested deeper than 200" in answer["error"]["message"]
+                assert (answer["id"], answer["error"]["code"]) == expected, line[:80]
+                if expected[1] != -32700:
+                    assert "nested deeper than 200" in answer["error"]["message"]
             for line in NOT_JSON:
                 await peer.send_bytes(_line(line))
                 answer = await _error(peer)
@@ -185,14 +195,14 @@ async def test_junk_behind_a_cancel_and_a_boolean_id_answer_change_nothing(tmp_p
                 )
                 ask = await peer.wait_for(lambda m: m.get("method") == "session/request_permission")
                 assert ask["id"] in (0, 1)
+                # A cancel nested too deeply is a notification: dropped, not answered (the
+                # first error out is the next line's).
+                await peer.send_bytes(_line(_cancel(sid, ',"_meta":' + _deep(2_000, "array"))))
                 lines = [*_junk_variants(_cancel(sid)), _cancel(sid, ',"_meta":{"n":NaN}')]
                 for line in lines:
                     await peer.send_bytes(_line(line))
                     answer = await _error(peer)
                     assert (answer["id"], answer["error"]["code"]) == (None, -32700), line
-                await peer.send_bytes(_line(_cancel(sid, ',"_meta":' + _deep(2_000, "array"))))
-                answer = await _error(peer)
-                assert (answer["id"], answer["error"]["code"]) == (None, -32600)
                 # "id": false (or true) is not request 0 (or 1): this refusal answers nothing.
                 bogus = {
                     "outcome": {"outcome": "selected", "optionId": _option(ask, "reject_once")}

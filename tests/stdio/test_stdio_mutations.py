@@ -4,7 +4,8 @@ The cases come from :mod:`tests.stdio.mutations` (required fields dropped, null,
 types, huge and odd strings, out-of-range numbers, params of the wrong shape, ids of
 the wrong type). Asserted: the process keeps serving and exits 0 at end of input, stdout
 holds JSON-RPC messages only, every request with a valid id gets exactly one answer, an
-id of the wrong type gets -32600 with id null, and nothing is ever answered -32603.
+id of the wrong type gets -32600 with id null, a notification (params of the wrong shape
+included) gets none, and nothing is ever answered -32603.
 
 The soak test sends the corpus round after round and reads the process's resident
 memory from ``/proc``: after a warm-up round it must stay flat (a generous bound), so

@@ -7,7 +7,8 @@
   response to one of our requests goes through the same queue, so its waiter only wakes
   once every notification that arrived before it has been handled (the official SDK
   ran each message in its own task and let responses overtake updates).
-* Bad input of any kind gets the right JSON-RPC error and the connection keeps serving.
+* Bad input of any kind gets the right JSON-RPC error and the connection keeps serving;
+  a notification (no ``id`` member) or an answer is never answered, only logged.
 * The sending half (serialized writes, our answers, our requests' ids, waiters and
   cancels) is the :class:`~.outbound.Outbox`; this module is the reading half and the
   public face.
@@ -201,7 +202,10 @@ class Connection:
         elif isinstance(msg, m.Notification) and msg.method == CANCEL_REQUEST_METHOD:
             self._cancel_incoming(msg.params)
         elif isinstance(msg, m.InvalidMessage):
-            logger.warning("%s: %s; message: %s", self._name, msg.error.message, preview(line))
+            unanswered = "" if msg.reply else " (not answered: a notification or an answer)"
+            logger.warning(
+                "%s: %s%s; message: %s", self._name, msg.error.message, unanswered, preview(line)
+            )
             if msg.reply:
                 await self._out.answer_error(msg.id, msg.error)
         elif self._ordered is not None:

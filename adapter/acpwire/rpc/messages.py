@@ -2,7 +2,11 @@
 
 Decoding turns one line into exactly one :data:`Incoming` value and never raises for bad
 input: anything that is not a valid JSON-RPC object becomes an :class:`InvalidMessage`
-carrying the error to answer with. A typed layer can install its own one-pass decoder
+carrying the error to answer with, or only to log: an object without an ``id`` member is
+a notification, never answered whatever is wrong with it (so is an answer to us). A line
+nested too deeply to parse is classified by its top-level members all the same: a
+request whose id can be read gets -32602 with that id; one that is not JSON (its
+brackets never close) gets -32700. A typed layer can install its own one-pass decoder
 (``Connection(decode=...)``) and reuse :func:`message_from_json` for the envelope rules.
 
 Encoding splices pydantic models' own JSON bytes into the envelope (no dict round trip);
@@ -23,9 +27,9 @@ from typing import Final, TypeAlias, TypeGuard
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
-from ._strict import TooDeep, load_strict
-from .errors import INTERNAL_ERROR, RpcError, invalid_request, parse_error
-from .framing import HEAD_BYTES, encode_line
+from ._strict import MAX_DEPTH, TooDeep, load_strict, outline
+from .errors import INTERNAL_ERROR, RpcError, invalid_params, invalid_request, parse_error
+from .framing import encode_line
 
 RequestId: TypeAlias = int | str | None
 """JSON-RPC ids: an integer, a string, or null."""
@@ -58,7 +62,8 @@ class ErrorResponse:
 
 @dataclass(slots=True)
 class InvalidMessage:
-    """A line that is not a usable message; ``error`` is answered with ``id`` if ``reply``."""
+    """A line that is not a usable message; ``error`` is answered with ``id`` if ``reply``
+    (never for a notification or a response: those are only logged)."""
 
     error: RpcError
     id: RequestId = None
@@ -73,20 +78,11 @@ _JSONRPC: Final = b'{"jsonrpc":"2.0"'
 
 def decode_message(line: bytes) -> Incoming:
     """The default decoder: strict JSON (:func:`~._strict.load_strict`) plus
-    :func:`message_from_json`.
-
-    A value nested too deeply is an invalid request, answered with the id the line
-    starts with (``jsonrpc``, ``id`` first, as SDKs write); a response so nested fails
-    the request of ours it answers.
-    """
+    :func:`message_from_json`; a line nested too deeply: :func:`too_deep`."""
     try:
         obj = load_strict(line)
-    except TooDeep as exc:
-        msg_id, is_response = leading_id(line[:HEAD_BYTES])
-        error = invalid_request(str(exc))
-        if is_response and msg_id is not None:
-            return ErrorResponse(msg_id, error)
-        return InvalidMessage(error, msg_id, reply=not is_response)
+    except TooDeep:
+        return too_deep(line)
     except json.JSONDecodeError as exc:
         return InvalidMessage(parse_error(f"{exc.msg} at character {exc.pos}"))
     except UnicodeDecodeError:
@@ -94,6 +90,39 @@ def decode_message(line: bytes) -> Incoming:
     except ValueError as exc:
         return InvalidMessage(parse_error(str(exc)))
     return message_from_json(obj)
+
+
+def too_deep(line: bytes) -> Incoming:
+    """A line nesting arrays and objects more deeply than :data:`~._strict.MAX_DEPTH`.
+
+    Read without its nesting (:func:`~._strict.outline`): not JSON (an unclosed array,
+    a line cut off) is a parse error; otherwise its top-level members decide, under the
+    envelope rules of :func:`message_from_json`. A request is refused -32602 with its
+    id (-32600 when what is too deep is not its params), a notification is dropped,
+    an answer fails the request of ours it answers.
+    """
+    try:
+        shape = outline(line)
+    except UnicodeDecodeError:
+        return InvalidMessage(parse_error("message is not valid UTF-8"))
+    except ValueError as exc:
+        return InvalidMessage(parse_error(str(exc)))
+    msg = message_from_json(shape.value)
+    where = "JSON" if shape.deepest is None else json.dumps(shape.deepest)[:64]
+    detail = f"{where} nested deeper than {MAX_DEPTH} levels (the limit)"
+    if isinstance(msg, Request | Notification):
+        if shape.deepest == "params":
+            error = invalid_params(f"Invalid params: {detail}")
+        else:
+            error = invalid_request(detail)
+        if isinstance(msg, Notification):
+            return InvalidMessage(error, reply=False)
+        return InvalidMessage(error, msg.id)
+    if isinstance(msg, Response | ErrorResponse):
+        return ErrorResponse(msg.id, invalid_request(f"the peer's answer: {detail}"))
+    if isinstance(shape.value, list):  # not a batch to refuse: a value too deep
+        return InvalidMessage(invalid_request(detail))
+    return msg
 
 
 def message_from_json(obj: object) -> Incoming:
@@ -113,10 +142,14 @@ def message_from_json(obj: object) -> Incoming:
         msg_id, id_ok = raw_id, True
     is_response = "method" not in obj and ("result" in obj or "error" in obj)
 
+    # Answer only what has an "id" member (an invalid one included, with id null) and is
+    # no response. A notification is never answered, whatever is wrong with it; nor a
+    # response: the peer is waiting for nothing, and two peers replying to each other's
+    # bad replies could loop.
+    reply = has_id and not is_response
+
     def invalid(detail: str) -> InvalidMessage:
-        # Never answer a response: the peer is not waiting for anything, and two peers
-        # replying to each other's bad replies could loop.
-        return InvalidMessage(invalid_request(detail), msg_id, reply=not is_response)
+        return InvalidMessage(invalid_request(detail), msg_id, reply=reply)
 
     if obj.get("jsonrpc") != "2.0":
         return invalid('"jsonrpc" must be "2.0"')

@@ -11,10 +11,11 @@ same answer (:func:`.advertised.greet`), the same encoder. The event loop then s
 on the claim: what was read and not used is received first, and the connection adopts
 the probe and loads the backend as after any ``initialize``.
 
-Anything else first (another method, a notification, a line that is not JSON or is too
-long, params that do not validate, a null id, end of input) is not answered here: it
-goes to the connection untouched, which answers it as it answers every message. Only
-what can be answered in full is answered early.
+Anything else first (another method, a notification, a line that is not JSON, too long
+or nested too deeply, params that do not validate, a null id, end of input) is not
+answered here: it goes to the connection untouched, which answers it as it answers every
+message (a notification, however malformed, not at all). Only what can be answered in
+full is answered early.
 """
 
 from __future__ import annotations
