@@ -39,6 +39,7 @@ def test_parsing_any_command_line_imports_no_backend_and_no_command() -> None:
         ["--demo"],
         ["demo"],
         ["--version"],
+        ["tap", "--trace", "t.jsonl", "--", "hermes-acp", "--flag"],
     ]
     done = subprocess.run(
         [sys.executable, "-c", PARSE_ALL, json.dumps(argvs)],
@@ -59,6 +60,7 @@ def test_parsing_any_command_line_imports_no_backend_and_no_command() -> None:
         "demo",
         "demo",
         "version",
+        "tap",
     ]
     modules: list[str] = found["modules"]
     heavy = [m for m in modules if m.split(".")[0] in HEAVY or m.startswith(HEAVY)]

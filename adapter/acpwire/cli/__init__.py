@@ -21,6 +21,7 @@ _MODULES = {
     "setup": "acpwire.cli.setup",
     "hermes-setup": "acpwire.cli.hermes_setup",
     "demo": "acpwire.cli.demo",
+    "tap": "acpwire.cli.tap",
 }
 """Each command's module; it has ``run(args) -> int``."""
 

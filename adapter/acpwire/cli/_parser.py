@@ -20,6 +20,8 @@ COMMANDS: dict[str, str] = {
     "setup": "configure the model provider interactively",
     "hermes-setup": "run Hermes' own provider and model set-up (`hermes model`)",
     "demo": "run a whole editor conversation offline and print it",
+    "tap": "run an agent behind this process's stdio, unchanged, tracing every message"
+    " (acpwire tap [options] -- COMMAND [ARGS...]; docs/TAP.md)",
 }
 """The commands and their one-line help, in the order ``--help`` lists them."""
 
@@ -97,7 +99,33 @@ def parser() -> argparse.ArgumentParser:
         _log_level(sub[name], keep)
     _no_unstable(sub["serve"], keep)
     _yes(sub["setup"], keep)
+    _tap(sub["tap"])
     return top
+
+
+def _tap(parser: argparse.ArgumentParser) -> None:
+    parser.usage = "%(prog)s [-h] [--trace FILE] [--no-mask] [--quiet] -- COMMAND [ARGS...]"
+    parser.add_argument(
+        "--trace",
+        metavar="FILE",
+        default=None,
+        help="write the trace to FILE (created 0600, replacing a file there); default: a"
+        " file of this run in $ACPWIRE_HOME/traces, the last 20 runs kept",
+    )
+    parser.add_argument(
+        "--no-mask",
+        action="store_true",
+        help="keep secrets in the trace (authenticate params, MCP server env and headers,"
+        " secret-looking env and _meta values)",
+    )
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no start-up line on stderr (the agent's stderr passes)",
+    )
+    parser.add_argument(
+        "argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]", help="the agent to run"
+    )
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
