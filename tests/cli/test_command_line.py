@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from acpwire.cli import _MODULES
+from acpwire.cli._parser import COMMANDS
+
 HEAVY = ("acp_v1", "acpwire.server", "acpwire.agent", "anyio", "pydantic", "httpx", "asyncio")
 
 PARSE_ALL = """
@@ -100,3 +103,14 @@ def test_a_bare_start_loads_only_the_serve_command(tmp_path: Path) -> None:
         "acpwire.cli._start",
         "acpwire.cli.serve",
     ]
+
+
+def test_every_command_has_a_module_that_runs_it() -> None:
+    """No command without its code (and none registered that does nothing)."""
+    import importlib
+
+    assert list(_MODULES) == list(COMMANDS)
+    for command, module in _MODULES.items():
+        loaded = importlib.import_module(module)
+        assert callable(loaded.run), command
+        assert loaded.__doc__ and f"acpwire {command}" in loaded.__doc__, command

@@ -30,6 +30,11 @@ RULES: list[tuple[str, tuple[str, ...]]] = [
     ("adapter/acpwire/probe", ("acpwire.server", "acpwire.agent", "acpwire.store")),
     ("adapter/acpwire/approval", ("acpwire.server", "acpwire.rpc")),
     ("adapter/acpwire/mcp", ("acpwire.server",)),
+    # The tap starts on the standard library alone (docs/TAP.md).
+    (
+        "adapter/acpwire/cli/tap",
+        ("acp_v1", "pydantic", "anyio", "httpx", "acpwire.server", "acpwire.config"),
+    ),
     ("adapter/acpwire", ("codegen",)),
 ]
 
