@@ -26,7 +26,7 @@ run: install ## Start the stdio ACP backend (what an editor launches)
 	@exec $(BIN)/acpwire
 
 demo: $(STAMP) ## Replay a whole editor conversation offline against a loopback model
-	$(BIN)/python -m acpwire.demo
+	$(BIN)/python -m acpwire.cli.demo
 
 regen: $(STAMP) ## Rebuild generated/ from schema/
 	$(BIN)/python -m codegen

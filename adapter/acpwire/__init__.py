@@ -20,9 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from acpwire._exports import lazy_exports
-
-__version__ = "0.1.0"
-"""Kept equal to ``project.version`` in pyproject.toml (a test checks)."""
+from acpwire._version import __version__
 
 if TYPE_CHECKING:
     from acpwire.agent.base import BaseAgent

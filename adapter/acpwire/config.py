@@ -1,8 +1,8 @@
 """The config home: where acpwire keeps its settings, secrets and session database.
 
-``$ACPWIRE_HOME`` (default ``~/.acpwire``) holds ``config.toml`` (provider, model and
-defaults), ``.env`` (secrets, loaded into the environment at start without overriding
-variables already set) and ``sessions.db``. Environment variables win over the file. The
+``$ACPWIRE_HOME`` (default ``~/.acpwire``: :mod:`acpwire._home`) holds ``config.toml``
+(provider, model and defaults), ``.env`` (secrets, loaded into the environment at start
+without overriding variables already set) and ``sessions.db``. Environment variables win over the file. The
 home is kept 0700 and those files 0600 (:mod:`acpwire.private`).
 """
 
@@ -16,21 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from acpwire._home import config_home
 from acpwire.limits import ToolLimits, limits_from_table
 from acpwire.private import make_private_home, repair_home, write_private
 
 logger = logging.getLogger(__name__)
 
-HOME_ENV = "ACPWIRE_HOME"
 CONFIG_NAME = "config.toml"
 ENV_NAME = ".env"
 DB_NAME = "sessions.db"
-
-
-def config_home(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    raw = env.get(HOME_ENV, "").strip()
-    return Path(raw).expanduser() if raw else Path.home() / ".acpwire"
 
 
 @dataclass(frozen=True, slots=True)

@@ -167,7 +167,7 @@ ClaimedStdio.write_all = spy
 atexit.register(lambda: sys.stderr.write("SEEN " + json.dumps({
     **seen, "at_exit": "acpwire.server.core" in sys.modules,
     "gc_at_exit": gc.isenabled(), "frozen": gc.get_freeze_count()}) + "\\n"))
-from acpwire.__main__ import main
+from acpwire.cli import main
 main([])
 """
     with _backend_process(script, tmp_path / "home") as child:
@@ -230,7 +230,7 @@ stdio.settle_gc = settle_and_say
 atexit.register(lambda: sys.stderr.write("SEEN " + json.dumps({
     "backend": "acpwire.server.core" in sys.modules, "gc": gc.isenabled(),
     "frozen": gc.get_freeze_count()}) + "\\n"))
-from acpwire.__main__ import main
+from acpwire.cli import main
 main([])
 """
     with _backend_process(script, tmp_path / "home") as child:

@@ -11,7 +11,7 @@ import pytest
 @pytest.mark.subprocess
 def test_demo_runs_a_whole_conversation_offline() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "acpwire.demo"],
+        [sys.executable, "-m", "acpwire.cli.demo"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from acpwire.cli.setup import run_setup
 from acpwire.config import Settings, load_settings
-from acpwire.setup import run_setup
 from tests.support.fake_llm import FakeLLM
 
 
@@ -61,7 +61,7 @@ def test_setup_without_an_endpoint_saves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.setattr("acpwire.setup.discover_local_server", lambda: None)
+    monkeypatch.setattr("acpwire.cli.setup.discover_local_server", lambda: None)
     home = tmp_path / "home"
     _, ask = _answers("")
     assert run_setup(Settings(home=home), ask=ask) == 1

@@ -91,7 +91,7 @@ def test_answering_initialize_loads_only_the_connection_modules(tmp_path: Path) 
         "import atexit, json, sys\n"
         "atexit.register(lambda: sys.stderr.write('LOADED ' + json.dumps(sorted(k for k in"
         " sys.modules if k.startswith(('acp_v1.models.', 'acp_v1.dispatch.')))) + '\\n'))\n"
-        "from acpwire.__main__ import main\n"
+        "from acpwire.cli import main\n"
         "main([])\n"
     )
     request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}

@@ -30,6 +30,11 @@ RULES: list[tuple[str, tuple[str, ...]]] = [
     ("adapter/acpwire/probe", ("acpwire.server", "acpwire.agent", "acpwire.store")),
     ("adapter/acpwire/approval", ("acpwire.server", "acpwire.rpc")),
     ("adapter/acpwire/mcp", ("acpwire.server",)),
+    # The tap starts on the standard library alone (docs/TAP.md).
+    (
+        "adapter/acpwire/cli/tap",
+        ("acp_v1", "pydantic", "anyio", "httpx", "acpwire.server", "acpwire.config"),
+    ),
     ("adapter/acpwire", ("codegen",)),
 ]
 
@@ -54,5 +59,32 @@ def test_layer_imports_point_one_way(folder: str, forbidden: tuple[str, ...]) ->
         for path in files
         for line, name in _imports(path)
         if any(name == p or name.startswith(p + ".") for p in forbidden)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_module_inside_the_package_imports_the_facade() -> None:
+    """``acpwire/__init__.py`` re-exports from the modules below it; they read what they
+    need (the version: ``acpwire._version``) from the defining module, never the façade."""
+    package = ROOT / "adapter/acpwire"
+    bad = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted(package.rglob("*.py"))
+        if path != package / "__init__.py"
+        for line, name in _imports(path)
+        if name == "acpwire"  # `import acpwire`, `from acpwire import ...`
+    ]
+    assert not bad, "imports the acpwire façade: " + ", ".join(bad)
+
+
+def test_only_the_entry_point_imports_the_command_line() -> None:
+    """The command line sits on top: no library or backend module imports ``acpwire.cli``."""
+    package = ROOT / "adapter/acpwire"
+    bad = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in sorted(package.rglob("*.py"))
+        if package / "cli" not in path.parents and path != package / "__main__.py"
+        for line, name in _imports(path)
+        if name == "acpwire.cli" or name.startswith("acpwire.cli.")
     ]
     assert not bad, "\n".join(bad)

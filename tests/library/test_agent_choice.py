@@ -209,7 +209,7 @@ def test_choosing_a_built_in_agent_reads_no_package_metadata(tmp_path: Path) -> 
         "import sys\n"
         "from acpwire.config import Settings\n"
         "from acpwire.server.choice import choose_factory\n"
-        "import acpwire.server.stdio, acpwire.__main__\n"
+        "import acpwire.server.stdio, acpwire.cli, acpwire.cli.serve\n"
         "choose_factory(Settings(home=sys.argv[1]), env={})\n"
         "choose_factory(Settings(home=sys.argv[1]), 'acpwire.agent.base:BaseAgent')\n"
         "print('importlib.metadata' in sys.modules)\n"

@@ -63,6 +63,12 @@ def test_importing_the_packages_loads_only_what_they_need() -> None:
     done = subprocess.run(
         [sys.executable, "-c", LIGHT], capture_output=True, text=True, check=True, cwd=ROOT
     )
-    # acpwire._exports: the lazy re-export helper (importlib and sys only).
-    loaded = ["acp_v1._lazy", "acp_v1.methods", "acp_v1.models", "acpwire._exports"]
+    # acpwire._exports: the lazy re-export helper (importlib and sys only); _version: a constant.
+    loaded = [
+        "acp_v1._lazy",
+        "acp_v1.methods",
+        "acp_v1.models",
+        "acpwire._exports",
+        "acpwire._version",
+    ]
     assert json.loads(done.stdout) == loaded

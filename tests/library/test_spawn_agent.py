@@ -70,7 +70,7 @@ CHATTY = """
 import sys
 sys.stderr.write(("x" * 1023 + "\\n") * 2048)  # 2 MiB: far more than a pipe holds
 sys.stderr.flush()
-from acpwire.__main__ import main
+from acpwire.cli import main
 raise SystemExit(main([]))
 """
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import importlib.util
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import anyio
 import pytest
 
 from acpwire import __version__
+from acpwire.cli._parser import COMMANDS
 from tests.stdio.stdio_support import (
     ACPWIRE,
     STEP_TIMEOUT,
@@ -118,3 +122,156 @@ async def test_probes_and_session_new_without_provider_answer_errors(tmp_path: P
     # Exactly the four answers: the ping notification got none.
     assert [m.get("id") for m in parse_lines(peer.lines)] == [1, 2, 3, 4]
     assert "Traceback" not in stderr_path.read_text(encoding="utf-8")
+
+
+# The command line: the flags kept from before commands existed, the commands, the errors.
+
+INIT_LINE = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
+
+
+def run_with_input(
+    home: Path, *args: str, data: bytes, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [*ACPWIRE, *args],
+        env={**child_env(home), **(extra_env or {})},
+        input=data,
+        capture_output=True,
+        timeout=STEP_TIMEOUT,
+        check=False,
+    )
+
+
+def _session_capabilities(stdout: bytes) -> set[str]:
+    (answer,) = parse_lines(stdout.splitlines())
+    return set(answer["result"]["agentCapabilities"]["sessionCapabilities"])
+
+
+@pytest.mark.parametrize("args", [(), ("serve",)], ids=["bare", "serve"])
+def test_serving_answers_initialize_and_ends_with_its_input(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    home = write_home(tmp_path / "home", f"http://127.0.0.1:{closed_port()}/v1")
+    result = run_with_input(home, *args, data=INIT_LINE)
+    assert result.returncode == 0, result.stderr
+    assert "fork" in _session_capabilities(result.stdout)
+
+
+@pytest.mark.parametrize(
+    "args", [("--no-unstable",), ("serve", "--no-unstable"), ("--no-unstable", "serve")]
+)
+def test_no_unstable_leaves_fork_unadvertised(tmp_path: Path, args: tuple[str, ...]) -> None:
+    home = write_home(tmp_path / "home", f"http://127.0.0.1:{closed_port()}/v1")
+    result = run_with_input(home, *args, data=INIT_LINE)
+    assert result.returncode == 0, result.stderr
+    assert _session_capabilities(result.stdout) == {"close", "delete", "list", "resume"}
+
+
+@pytest.mark.parametrize(
+    "args", [("--log-level", "ERROR"), ("serve", "--log-level", "ERROR")], ids=["flag", "serve"]
+)
+def test_log_level_quiets_the_start_up_log(tmp_path: Path, args: tuple[str, ...]) -> None:
+    home = write_home(tmp_path / "home", f"http://127.0.0.1:{closed_port()}/v1")
+    chatty = run_with_input(home, data=INIT_LINE)
+    quiet = run_with_input(home, *args, data=INIT_LINE)
+    assert b"acpwire serving ACP on stdio" in chatty.stderr
+    assert quiet.returncode == 0 and quiet.stderr == b"", quiet.stderr
+    assert quiet.stdout == chatty.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--agent", "no_such_pkg:make"),
+        ("serve", "--agent", "no_such_pkg:make"),
+        ("--agent", "no_such_pkg:make", "serve"),
+    ],
+)
+def test_an_agent_spec_that_cannot_be_served_is_one_line_and_exit_2(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    result = run_with_input(tmp_path / "home", *args, data=INIT_LINE)
+    assert result.returncode == 2
+    assert result.stdout == b""
+    (line,) = result.stderr.decode().splitlines()[-1:]
+    assert line.startswith("acpwire: ") and "no_such_pkg" in line, result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--check",), ("check",), ("--agent", "default", "check"), ("check", "--agent", "default")],
+)
+def test_check_as_a_flag_or_a_command_says_the_same(tmp_path: Path, args: tuple[str, ...]) -> None:
+    with FakeLLM() as llm:
+        home = write_home(tmp_path / "home", llm.base_url)
+        result = run_cli(home, *args)
+    assert result.returncode == 0, result.stderr
+    assert one_line(result.stdout).startswith("acpwire check OK: acpwire default agent")
+
+
+def test_check_of_an_agent_that_cannot_be_served_fails(tmp_path: Path) -> None:
+    with FakeLLM() as llm:
+        home = write_home(tmp_path / "home", llm.base_url)
+        result = run_cli(home, "check", "--agent", "no_such_pkg:make")
+    assert result.returncode == 1
+    assert (
+        one_line(result.stdout).startswith("acpwire check FAILED")
+        and "no_such_pkg" in result.stdout
+    )
+
+
+@pytest.mark.parametrize(
+    "args", [("--setup", "--yes"), ("--setup", "-y"), ("setup", "--yes"), ("--yes", "setup")]
+)
+def test_setup_accepting_the_proposals_saves_the_endpoint_and_model(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    home = tmp_path / "home"
+    with FakeLLM(models=["small", "large"]) as llm:
+        result = run_cli(home, *args, extra_env={"OPENAI_BASE_URL": llm.base_url})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""  # stdout may be an editor's pipe: set-up talks on stderr
+    saved = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
+    assert saved["model"] == {"base_url": llm.base_url, "model": "small"}
+    assert "Saved" in result.stderr
+
+
+@pytest.mark.parametrize("args", [("--hermes-setup",), ("hermes-setup",)])
+def test_hermes_setup_without_hermes_says_so(tmp_path: Path, args: tuple[str, ...]) -> None:
+    if importlib.util.find_spec("hermes_cli") is not None:
+        pytest.skip("hermes-agent is installed here: its set-up is interactive")
+    result = run_cli(tmp_path / "home", *args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("acpwire: hermes-agent is not importable here")
+
+
+def test_help_lists_every_command(tmp_path: Path) -> None:
+    result = run_cli(tmp_path / "home", "--help")
+    assert result.returncode == 0
+    listed = result.stdout.split("commands:", 1)[1]
+    for command in COMMANDS:
+        assert re.search(rf"^\s+{re.escape(command)}\s", listed, re.MULTILINE), command
+    for flag in ("--check", "--setup", "--hermes-setup", "--version", "--agent", "--no-unstable"):
+        assert flag in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("bogus",),
+        ("--bogus",),
+        ("check", "--bogus"),
+        ("setup", "--agent", "x"),
+        ("--check", "setup"),
+        ("check", "setup"),
+    ],
+)
+def test_a_usage_error_is_one_line_on_stderr_and_exit_2(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    result = run_cli(tmp_path / "home", *args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("acpwire") and "error:" in line, line

@@ -14,8 +14,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from acpwire.cli.setup import run_setup
 from acpwire.config import Settings
-from acpwire.setup import run_setup
 from tests.stdio.stdio_support import ACPWIRE, STEP_TIMEOUT, child_env, raw_child, write_home
 from tests.support.fake_llm import FakeLLM
 

@@ -18,7 +18,7 @@ import anyio
 import mcp_types as types
 from mcp.client.session import ClientSession
 
-from acpwire import __version__
+from acpwire._version import __version__
 
 from .tools import describe_error
 from .transports import Opener

@@ -14,10 +14,11 @@ MCP servers acpwire starts.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
+
+from acpwire._secret_names import looks_secret
 
 if TYPE_CHECKING:
     from acpwire.config import Settings
@@ -33,22 +34,7 @@ __all__ = [
 
 ALWAYS_SECRET: Final = frozenset({"OPENAI_API_KEY"})
 """acpwire's own credential variable (removed even when listed to pass through)."""
-_SECRET_PARTS: Final = frozenset(
-    {
-        "KEY", "KEYS", "APIKEY", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD",
-        "PASSWD", "PASS", "PASSPHRASE", "AUTH", "CREDENTIAL", "CREDENTIALS", "COOKIE",
-        "PAT", "PRIVATE", "SIGNATURE", "DSN",
-    }
-)  # fmt: skip
-_SECRET_GLUED: Final = re.compile(r"APIKEY|ACCESSKEY|SECRETKEY|AUTHTOKEN|PASSWORD|SECRET|TOKEN")
 _SHELL_STARTUP: Final = frozenset({"BASH_ENV", "ENV"})
-
-
-def looks_secret(name: str) -> bool:
-    """Whether a variable name looks like it holds a credential (case-insensitive)."""
-    upper = name.upper()
-    parts = [part for part in re.split(r"[^A-Z0-9]+", upper) if part]
-    return any(part in _SECRET_PARTS for part in parts) or _SECRET_GLUED.search(upper) is not None
 
 
 @dataclass(frozen=True, slots=True)

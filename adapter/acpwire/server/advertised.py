@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final
 
 from acp_v1 import models as m
 from acp_v1.methods import PROTOCOL_VERSION
-from acpwire import __version__
+from acpwire._version import __version__
 from acpwire.agent.extras import SetupMethod
 from acpwire.attachments.capabilities import PROMPT_CAPABILITIES
 from acpwire.probe import ConnectionProbe, negotiate as probe_negotiate

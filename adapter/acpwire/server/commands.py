@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from acp_v1 import models as m
-from acpwire import __version__
+from acpwire._version import __version__
 
 from . import options
 from .services import access_memory, approval_memory

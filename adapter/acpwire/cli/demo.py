@@ -1,4 +1,4 @@
-"""``make demo`` / ``acpwire --demo``: a whole editor conversation, offline, printed as it happens.
+"""``make demo`` / ``acpwire demo`` / ``--demo``: a whole editor conversation, offline, printed as it happens.
 
 Starts the loopback model server with a scripted conversation, launches the real backend
 (``python -m acpwire``) as a subprocess over real stdio with a throwaway config home, and
@@ -9,6 +9,7 @@ the backend and reloads the session, which replays the conversation.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -26,6 +27,8 @@ from acp_v1.interfaces import Client
 from acp_v1.peers import AgentPeer
 from acpwire.devtools.fake_llm import FakeLLM
 from acpwire.link import ClientConnection
+
+__all__ = ["SCRIPT", "DemoEditor", "run", "run_demo"]
 
 SCRIPT: list[dict[str, Any]] = [
     {
@@ -173,6 +176,12 @@ async def conversation(base_url: str) -> None:
             listed = await editor.peer.session_list(m.ListSessionsRequest())
             for info in listed.sessions:
                 say(f"== session/list: {info.session_id} {info.title!r}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from acpwire.cli._start import backend_installed
+
+    return run_demo() if backend_installed() else 2
 
 
 def run_demo() -> int:

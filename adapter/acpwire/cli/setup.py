@@ -1,4 +1,4 @@
-"""``acpwire --setup``: choose the model endpoint, key and model, and save them.
+"""``acpwire setup`` / ``--setup``: choose the model endpoint, key and model, and save them.
 
 Proposes a local OpenAI-compatible server when one answers on its usual loopback port
 (Ollama, llama.cpp server, LM Studio), lists the endpoint's models to choose from, then
@@ -7,6 +7,7 @@ writes ``[model]`` in ``config.toml`` and the key (if any) to ``.env`` in the co
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Callable
@@ -14,10 +15,20 @@ from collections.abc import Callable
 from acpwire.agent.config import discover_local_server
 from acpwire.agent.listing import list_models
 from acpwire.agent.stream import ModelError
+from acpwire.cli._start import backend_settings
 from acpwire.config import ENV_NAME, Settings, write_model_config
 from acpwire.private import write_private
 
+__all__ = ["Ask", "run", "run_setup"]
+
 Ask = Callable[[str], str]
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = backend_settings(args.log_level)
+    if isinstance(settings, int):
+        return settings
+    return run_setup(settings, assume_yes=args.yes)
 
 
 def _ask(prompt: str, default: str, ask: Ask, assume_yes: bool) -> str:

@@ -1,8 +1,23 @@
-"""``acpwire --check``: import everything, read the config, find the model; one line out."""
+"""``acpwire check`` / ``--check``: import everything, read the config, find the model;
+one line on stdout, exit code 0 when a model is usable."""
 
 from __future__ import annotations
 
+import argparse
+
+from acpwire.cli._start import backend_settings
 from acpwire.config import Settings
+
+__all__ = ["run", "run_check"]
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = backend_settings(args.log_level)
+    if isinstance(settings, int):
+        return settings
+    ok, line = run_check(settings, args.agent)
+    print(line)
+    return 0 if ok else 1
 
 
 def run_check(settings: Settings, agent: str | None = None) -> tuple[bool, str]:
