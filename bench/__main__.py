@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anyio
 
-from . import e2e, micro, report, startup, stdio
+from . import e2e, hermes_turn, micro, report, startup, stdio
 from .backends import HERMES_VENV, compile_acpwire, ensure_hermes
 from .results import REPO, Row, Skipped
 
@@ -30,6 +30,7 @@ ANCHORS = {
     micro.SECTION: "SDK 0.12.1",
     stdio.SECTION: "SDK 0.12.1",
     e2e.SECTION: "Hermes 0.19.0",
+    hermes_turn.SECTION: "hermes-acp 0.19.0",
 }
 
 
@@ -46,6 +47,7 @@ class Sizes:
     many_runs: int = 3
     turns: int = 50
     load_runs: int = 3
+    tool_runs: int = 7
 
 
 QUICK = Sizes(
@@ -58,6 +60,7 @@ QUICK = Sizes(
     many_runs=1,
     turns=5,
     load_runs=1,
+    tool_runs=2,
 )
 
 
@@ -84,7 +87,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     parser.add_argument(
         "--only",
-        choices=["micro", "stdio", "e2e", "startup"],
+        choices=["micro", "stdio", "e2e", "startup", "hermes"],
         action="append",
         help="run only these parts",
     )
@@ -96,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     sizes = QUICK if args.quick else Sizes()
-    parts = set(args.only or ["micro", "stdio", "e2e"])
+    parts = set(args.only or ["micro", "stdio", "e2e", "hermes"])
     partial = args.quick or args.only is not None
     output = args.output or (RESULTS / "BENCHMARKS.partial.md" if partial else DOC)
     workdir = RESULTS / "last-run"
@@ -105,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     compile_acpwire()  # start from bytecode, as an installed package does
 
     hermes_problem: str | None = "--skip-hermes was given" if args.skip_hermes else None
-    if parts & {"e2e", "startup"} and hermes_problem is None:
+    if parts & {"e2e", "startup", "hermes"} and hermes_problem is None:
         hermes_problem = ensure_hermes()
         if hermes_problem:
             log.warning("Hermes is not available, part B runs without it: %s", hermes_problem)
@@ -145,6 +148,19 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 ),
             )
+        if "hermes" in parts:
+            problem = hermes_problem or hermes_turn.available()
+            if problem:
+                run.skipped.append(Skipped(hermes_turn.SECTION, f"Hermes: {problem}"))
+            else:
+                run.part(
+                    hermes_turn.SECTION,
+                    lambda: anyio.run(
+                        lambda: hermes_turn.run(
+                            workdir, base_url, runs=sizes.tool_runs, with_anchor=True
+                        )
+                    ),
+                )
         if "startup" in parts and "e2e" not in parts:  # part B's start-up rows alone
             if hermes_problem:
                 run.skipped.append(Skipped(e2e.SECTION, f"Hermes: {hermes_problem}"))

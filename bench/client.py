@@ -34,19 +34,27 @@ CLIENT_INFO = m.Implementation(name="acpwire-bench", version="0.1.0")
 
 
 class BenchClient(Client):
-    """Counts updates and collects streamed text per session; allows every permission."""
+    """Counts updates and ended tool calls and collects streamed text per session; allows
+    every permission."""
 
     def __init__(self, agent: AgentPeer) -> None:
         self.agent = agent
         self.updates: dict[str, int] = defaultdict(int)
         self.chunks: dict[str, list[str]] = defaultdict(list)
         self.chars: dict[str, int] = defaultdict(int)
+        self.tools_ended: dict[str, int] = defaultdict(int)
+        """Tool calls that reached ``completed`` (or ``failed``: counted under "!"+id)."""
         self._waits: dict[str, tuple[int, anyio.Event]] = {}
 
     async def session_update(self, params: m.SessionNotification) -> None:
         session = params.session_id
         self.updates[session] += 1
         update = params.update
+        if isinstance(update, m.SessionUpdateToolCallUpdate) and update.status in (
+            "completed",
+            "failed",
+        ):
+            self.tools_ended[session if update.status == "completed" else "!" + session] += 1
         if isinstance(update, m.SessionUpdateAgentMessageChunk) and isinstance(
             update.content, m.ContentBlockText
         ):

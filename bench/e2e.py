@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import scenarios, startup
+from . import hermes_turn, scenarios, startup
 from .backends import acpwire_launch, hermes_launch
 from .client import Launch
 from .results import REPO, Row, at_most, median
@@ -34,7 +34,8 @@ READY_TIMEOUT = 30.0
 def model_server(workdir: Path) -> Iterator[str]:
     """Run the loopback model server with the scenarios' rules; yields its base URL."""
     script, ready = workdir / "model-script.json", workdir / "model-url.txt"
-    script.write_text(json.dumps({"rules": scenarios.model_rules()}), encoding="utf-8")
+    rules = [*scenarios.model_rules(), *hermes_turn.model_rules()]
+    script.write_text(json.dumps({"rules": rules}), encoding="utf-8")
     ready.unlink(missing_ok=True)
     with (workdir / "model-server.log").open("ab") as stderr:
         process = subprocess.Popen(

@@ -54,12 +54,18 @@ written to `bench/results/`). Benchmarks are not tests: nothing asserts a timing
   is not charged to them; `session/load` is the first request after a restart. The notes
   give the backend process's CPU time in the measured window and how fast the model
   server streams the same text with no backend at all (the floor both sides share).
+* **C. Hermes behind acpwire vs `hermes-acp`**: the same Hermes `AIAgent` on both sides
+  (acpwire from the `make hermes-venv` virtualenv with `ACPWIRE_AGENT=hermes`, against
+  `hermes-acp` from `bench/.venvs/hermes`), the same model server and client; one turn
+  whose model reply calls `read_file`, `search_files` and `terminal` (`ls -la`) and then
+  answers, each on a fresh session of a warm process after one warm-up turn. Target
+  (issue #24): at most 1.05x.
 
 Memory is each process's peak resident set size (`VmHWM` in `/proc/<pid>/status`, MiB)
 at the end of the measured work.
 
 Lower is better everywhere. *Ratio* is acpwire / anchor (below 1: acpwire is faster or
-smaller); *speed-up* is its inverse. Targets come from issues #2 and #4. The machine below is a
+smaller); *speed-up* is its inverse. Targets come from issues #2, #4 and #24. The machine below is a
 shared VM on which other work may run: single numbers move by 10-30 % between runs, the
 ratios of interleaved samples much less. The raw samples of the last run are in
 `bench/results/latest.json` (not committed).
@@ -264,6 +270,19 @@ ANALYSIS = """\
   it once per batch; plain text updates (live and replayed) go out pre-encoded; a new or
   restored session builds its agent after the answer; every model client shares one
   TLS context (httpx would load the CA bundle per client, ~20 ms).
+* **Hermes behind acpwire (part C).** Every tool call of the served Hermes agent goes
+  through acpwire's boundary (`acpwire.hermes.boundary`): `read_file` and `search_files`
+  are acpwire's tools, `terminal` runs in the command sandbox with the check after it
+  (about 7 ms of bubblewrap and a few ms of the workspace walk per command). Measured
+  before and after the boundary landed (2026-12-04, the same three-tool turn, acpwire
+  serving Hermes at commit d8f441b and with the boundary, interleaved, 3 rounds of 5
+  turns each, on a machine shared with other work): median 0.247 s before (0.164-0.381 s),
+  0.214 s after (0.192-0.264 s): after / before 0.87, inside the noise, so the boundary
+  adds nothing measurable to a Hermes turn (target: at most 5 %). Hermes' own terminal
+  tool (its per-task shell environment, cwd tracking) costs about what the sandbox costs.
+  The row compares the same turn against `hermes-acp`, whose front and tools are Hermes'
+  own; `hermes-acp` 0.19.0 loses the completion of some of the turn's tool calls, so its
+  side is checked on the answer only.
 * **Memory.** The backend peaks at under 40 MiB after `initialize` and under 60 MiB
   after 20 sessions have streamed, about a third of Hermes'. The minimal agents are within a
   few MiB of each other: both hold the same pydantic runtime, and the generated models
