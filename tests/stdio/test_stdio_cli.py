@@ -199,7 +199,12 @@ def test_an_agent_spec_that_cannot_be_served_is_one_line_and_exit_2(
 
 @pytest.mark.parametrize(
     "args",
-    [("--check",), ("check",), ("--agent", "default", "check"), ("check", "--agent", "default")],
+    [
+        ("--check",),
+        ("self-check",),
+        ("--agent", "default", "self-check"),
+        ("self-check", "--agent", "default"),
+    ],
 )
 def test_check_as_a_flag_or_a_command_says_the_same(tmp_path: Path, args: tuple[str, ...]) -> None:
     with FakeLLM() as llm:
@@ -212,7 +217,7 @@ def test_check_as_a_flag_or_a_command_says_the_same(tmp_path: Path, args: tuple[
 def test_check_of_an_agent_that_cannot_be_served_fails(tmp_path: Path) -> None:
     with FakeLLM() as llm:
         home = write_home(tmp_path / "home", llm.base_url)
-        result = run_cli(home, "check", "--agent", "no_such_pkg:make")
+        result = run_cli(home, "self-check", "--agent", "no_such_pkg:make")
     assert result.returncode == 1
     assert (
         one_line(result.stdout).startswith("acpwire check FAILED")

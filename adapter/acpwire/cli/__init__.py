@@ -2,7 +2,7 @@
 
 ``acpwire`` with no command serves ACP on stdin/stdout, as editors launch it
 (:mod:`~acpwire.cli.serve`); the commands (``acpwire --help`` lists them) and the flags
-kept from the single-command days (``--check``, ``--setup``, ``--hermes-setup``,
+kept from the single-command days (``--check`` for ``self-check``, ``--setup``, ``--hermes-setup``,
 ``--demo``, ``--version``) are parsed by :mod:`~acpwire.cli._parser`, which imports
 nothing but argparse: a bare start pays for the backend's modules only.
 """
@@ -17,11 +17,12 @@ __all__ = ["main"]
 
 _MODULES = {
     "serve": "acpwire.cli.serve",
-    "check": "acpwire.cli.check",
+    "self-check": "acpwire.cli.selfcheck",
     "setup": "acpwire.cli.setup",
     "hermes-setup": "acpwire.cli.hermes_setup",
     "demo": "acpwire.cli.demo",
     "tap": "acpwire.cli.tap",
+    "trace": "acpwire.cli.trace",
 }
 """Each command's module; it has ``run(args) -> int``."""
 

@@ -16,17 +16,21 @@ __all__ = ["COMMANDS", "command_of", "parse", "parser"]
 
 COMMANDS: dict[str, str] = {
     "serve": "serve ACP on stdin/stdout (what a bare `acpwire` does)",
-    "check": "self-test imports and configuration, then exit (exit code 0: a model is usable)",
+    "self-check": "self-test imports and configuration, then exit (exit code 0: a model is"
+    " usable; also `--check`)",
     "setup": "configure the model provider interactively",
     "hermes-setup": "run Hermes' own provider and model set-up (`hermes model`)",
     "demo": "run a whole editor conversation offline and print it",
     "tap": "run an agent behind this process's stdio, unchanged, tracing every message"
     " (acpwire tap [options] -- COMMAND [ARGS...]; docs/TAP.md)",
+    "trace": "read a trace the tap wrote: `acpwire trace report FILE -o report.html`"
+    " (html, md or json; docs/TAP.md)",
 }
 """The commands and their one-line help, in the order ``--help`` lists them."""
 
-_FLAGS = {"check": "check", "setup": "setup", "hermes_setup": "hermes-setup", "demo": "demo"}
-"""The flags that name a command (``--check`` is ``acpwire check``): dest -> command."""
+_FLAGS = {"check": "self-check", "setup": "setup", "hermes_setup": "hermes-setup", "demo": "demo"}
+"""The flags that name a command (``--check`` is ``acpwire self-check``; ``check`` is kept
+for the conformance run against an agent): dest -> command."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -79,7 +83,7 @@ def parser() -> argparse.ArgumentParser:
     )
     top.add_argument("--version", action="store_true", help="print the version and exit")
     _agent(top, None)
-    top.add_argument("--check", action="store_true", help="the `check` command")
+    top.add_argument("--check", action="store_true", help="the `self-check` command")
     top.add_argument("--setup", action="store_true", help="the `setup` command")
     top.add_argument("--hermes-setup", action="store_true", help="the `hermes-setup` command")
     _yes(top, False)
@@ -93,14 +97,34 @@ def parser() -> argparse.ArgumentParser:
     }
     # SUPPRESS: an option given before the command is not reset by the command's default.
     keep = argparse.SUPPRESS
-    for name in ("serve", "check"):
+    for name in ("serve", "self-check"):
         _agent(sub[name], keep)
-    for name in ("serve", "check", "setup"):
+    for name in ("serve", "self-check", "setup"):
         _log_level(sub[name], keep)
     _no_unstable(sub["serve"], keep)
     _yes(sub["setup"], keep)
     _tap(sub["tap"])
+    _trace(sub["trace"])
     return top
+
+
+def _trace(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="trace_command", metavar="ACTION", required=True)
+    report = actions.add_parser(
+        "report",
+        help="a report of one trace: a page (timeline, handshake, latency, violations)",
+        description="A report of one trace the tap wrote.",
+    )
+    report.add_argument("file", metavar="FILE", help="the trace (JSONL)")
+    report.add_argument(
+        "-o", "--output", metavar="OUT", default=None, help="where to write it (default: stdout)"
+    )
+    report.add_argument("--format", choices=["html", "md", "json"], default="html")
+    report.add_argument(
+        "--fail-on-violations",
+        action="store_true",
+        help="exit 1 when the trace reports violations or requests never answered",
+    )
 
 
 def _tap(parser: argparse.ArgumentParser) -> None:

@@ -1,4 +1,4 @@
-"""``acpwire check`` / ``--check``: import everything, read the config, find the model;
+"""``acpwire self-check`` / ``--check``: import everything, read the config, find the model;
 one line on stdout, exit code 0 when a model is usable."""
 
 from __future__ import annotations
