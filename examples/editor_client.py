@@ -146,7 +146,7 @@ async def main(command: list[str], scratch: Path) -> None:
     except ConnectionClosedError as exc:  # an RpcError whose code is -32603
         print(f"closed: {exc.code} {exc.message}")
     print(f"agent exit code: {agent.process.returncode}")
-    print("NOTES.md:", (root / "NOTES.md").read_text().replace("\n", " | "))
+    print("NOTES.md:", " | ".join((root / "NOTES.md").read_text().splitlines()))
 
 
 if __name__ == "__main__":
