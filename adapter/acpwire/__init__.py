@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from acpwire.agent.factory import AgentFactory, BaseAgentFactory, SessionContext
     from acpwire.agent.seam import (
         CommandProposal,
+        EditorRefused,
         EditProposal,
         Message,
         PlanItem,
@@ -70,6 +71,7 @@ _WHERE: dict[str, str] = {
         [
             "CommandProposal",
             "EditProposal",
+            "EditorRefused",
             "Message",
             "PlanItem",
             "SyncAgent",
@@ -116,6 +118,7 @@ __all__ = [
     "CommandProposal",
     "ConnectionClosedError",
     "EditProposal",
+    "EditorRefused",
     "HandlerError",
     "InvalidResult",
     "Message",
