@@ -199,8 +199,8 @@ def test_the_plain_python_blocks_run(
 # -- project commands named in the docs -----------------------------------------------------
 
 
-def _prose_code(doc: Path) -> list[str]:
-    """The doc's shell lines and inline code spans (fenced blocks other than shell left out)."""
+def _prose_code(doc: Path, *, shell_lines: bool = True) -> list[str]:
+    """The doc's inline code spans, and its shell lines unless ``shell_lines`` is False."""
     text = doc.read_text()
     shell = [
         line
@@ -210,7 +210,7 @@ def _prose_code(doc: Path) -> list[str]:
     ]
     fenced = re.compile(r"^ *(`{3,}|~{3,}).*?^ *\1 *$", re.S | re.M)
     spans = re.findall(r"(?<!`)`([^`]+)`(?!`)", fenced.sub("", text))
-    return shell + spans
+    return shell + spans if shell_lines else spans
 
 
 @cache
@@ -266,3 +266,74 @@ def test_every_acpwire_flag_named_exists(doc: Path) -> None:
         if not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", _help(command))
     ]
     assert not missing, f"{doc.name}: flags `acpwire --help` does not list: {missing}"
+
+
+# -- signatures written in LIBRARY.md ---------------------------------------------------
+
+
+def _signatures() -> dict[str, Any]:
+    import acp_v1
+    import acpwire
+
+    return {
+        "spawn_agent": acpwire.spawn_agent,
+        "AgentConnection": acpwire.AgentConnection,
+        "ClientConnection": acpwire.ClientConnection,
+        "serve": acpwire.serve,
+        "run_stdio": acpwire.run_stdio,
+        "run_turn": acpwire.BaseAgent.run_turn,
+        "reply": acpwire.BaseAgent.reply,
+        "compress": acpwire.BaseAgent.compress,
+        "plan_command": acpwire.TurnHooks.plan_command,
+        "run_command": acpwire.TurnHooks.run_command,
+        "ToolStart": acpwire.ToolStart,
+        "ToolEnd": acpwire.ToolEnd,
+        "EditProposal": acpwire.EditProposal,
+        "CommandProposal": acpwire.CommandProposal,
+        "RpcError": acpwire.RpcError,
+        "text_chunk": acpwire.text_chunk,
+        "invalid_params": acpwire.invalid_params,
+        "method_not_found": acpwire.method_not_found,
+        "invalid_request": acpwire.invalid_request,
+        "internal_error": acpwire.internal_error,
+        "resource_not_found": acpwire.resource_not_found,
+        "auth_required": acpwire.auth_required,
+        "ext_request": acp_v1.AgentPeer.ext_request,
+    }
+
+
+def _shown(doc: Path, names: set[str]) -> list[tuple[str, list[str]]]:
+    """(name, parameters) of each inline ``name(a, b, *, c=...)`` of ``doc`` whose items
+    are all parameter names (a call with values, or with ``...``, is not a signature)."""
+    shown = []
+    for span in _prose_code(doc, shell_lines=False):
+        for match in re.finditer(r"(?<![\w])(\w+)\(([^()]*)\)", " ".join(span.split())):
+            if match[1] not in names:
+                continue
+            items = [item.strip() for item in match[2].split(",")] if match[2].strip() else []
+            if all(item == "*" or re.fullmatch(r"[a-z_]\w*(=.+)?", item) for item in items):
+                shown.append((match[1], items))
+    return shown
+
+
+def test_the_signatures_shown_are_true() -> None:
+    # Keyword-only parameters after `*`, positional ones in order, no parameter invented.
+    real = _signatures()
+    shown = _shown(ROOT / "docs" / "LIBRARY.md", set(real))
+    assert len({name for name, _ in shown}) >= 20  # the check sees the signatures
+    wrong = []
+    for name, items in shown:
+        params = [p for p in inspect.signature(real[name]).parameters.values() if p.name != "self"]
+        by_name = {p.name: p for p in params}
+        positional = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
+        star = items.index("*") if "*" in items else len(items)
+        before = [item.split("=")[0] for item in items[:star]]
+        after = [item.split("=")[0] for item in items[star + 1 :]]
+        problems = [n for n in before + after if n not in by_name]
+        if before != positional[: len(before)]:
+            problems.append(f"positional {before} are not {positional}")
+        problems += [f"{n} is keyword-only" for n in before if n in by_name and n not in positional]
+        problems += [f"{n} is not keyword-only" for n in after if n in positional]
+        if problems:
+            wrong.append(f"{name}({', '.join(items)}): {'; '.join(problems)}")
+    assert not wrong, wrong
