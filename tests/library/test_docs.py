@@ -337,3 +337,20 @@ def test_the_signatures_shown_are_true() -> None:
         if problems:
             wrong.append(f"{name}({', '.join(items)}): {'; '.join(problems)}")
     assert not wrong, wrong
+
+
+def test_every_name_of_the_import_table_is_importable() -> None:
+    # LIBRARY.md, "What you import": each row's names are attributes of its module.
+    import importlib
+
+    text = (ROOT / "docs" / "LIBRARY.md").read_text()
+    section = text.split("## What you import", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([\w.]+)`[^|]*\| (.+) \|$", section, re.M)
+    assert {module for module, _ in rows} == {"acpwire", "acpwire.rpc", "acp_v1", "acp_v1.models"}
+    missing = [
+        f"{module}.{name}"
+        for module, names in rows
+        for name in re.findall(r"`(\w+)`", names)
+        if not hasattr(importlib.import_module(module), name)
+    ]
+    assert not missing, missing
