@@ -13,18 +13,22 @@ cannot escape:
   ``test_examples.py`` runs for real.
 - ```` ```python fragment ````: compiled only (a sketch using names from the prose).
 
-Shell blocks are not run, but the project commands they and the inline code name exist:
-every ``make X`` is a Makefile target, every ``acpwire`` flag is one of the command's.
+JSON and TOML blocks parse. Shell blocks are not run, but the project commands they and
+the inline code name exist: every ``make X`` is a Makefile target, every ``acpwire`` flag
+is one of the command's. The signatures LIBRARY.md shows inline match the code
+(keyword-only parameters after ``*``), and its import table names only what imports.
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
+import json
 import re
 import subprocess
 import sys
 import textwrap
+import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -194,6 +198,24 @@ def test_the_plain_python_blocks_run(
                 exec(code, namespace)
         except Exception as exc:
             raise AssertionError(f"{block.where} failed: {exc!r}") from exc
+
+
+DATA = [block for block in ALL if block.language in {"json", "toml"}]
+
+
+@pytest.mark.parametrize("block", DATA, ids=[block.where for block in DATA])
+def test_the_json_and_toml_blocks_parse(block: Block) -> None:
+    # A settings snippet a user pastes must at least be well-formed (JSON: one value, or
+    # one per line as in a trace).
+    if block.language == "toml":
+        tomllib.loads(block.code)
+        return
+    try:
+        json.loads(block.code)
+    except json.JSONDecodeError:
+        for line in block.code.splitlines():
+            if line.strip():
+                json.loads(line)
 
 
 # -- project commands named in the docs -----------------------------------------------------
