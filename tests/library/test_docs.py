@@ -1,6 +1,6 @@
 """Every code block of the docs is true: no block in README.md or docs/*.md can drift.
 
-A fenced block whose language is Python (``python``, ``py``, ``python3``, ``pycon``) is
+A fenced block whose language is Python (``python``, ``py``, ``python3``) is
 one of three kinds, told by its info string; any other info string fails, so a new block
 cannot escape:
 
@@ -39,7 +39,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
-PYTHON = {"python", "py", "python3", "pycon"}
+PYTHON = {"python", "py", "python3"}
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 
 
