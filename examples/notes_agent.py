@@ -5,7 +5,8 @@
 
 A turn runs in a worker thread: block as you like, report through ``hooks``. This agent
 answers ``note: <text>`` by appending the text to NOTES.md in the session's folder (a
-``write_file`` tool call whose diff the user approves first), ``count`` by counting
+``write_file`` tool call whose diff the user approves first; the file is read and written
+through the editor when it offers that), ``count`` by counting
 slowly (a cancel stops it) and anything else by echoing it.
 """
 
@@ -44,7 +45,7 @@ class NotesAgent(BaseAgent):
         if text.strip() == "count":
             for n in range(1, 100):
                 if self.interrupted:  # session/cancel: stop as soon as you can
-                    return self.reply(content, history, "stopped")
+                    return self.reply(content, history, "stopped", streamed=False)
                 hooks.on_text_delta(f"{n} ")
                 time.sleep(0.05)
         hooks.on_thought_delta("Echoing.")
@@ -55,7 +56,11 @@ class NotesAgent(BaseAgent):
         self, note: str, content: Any, history: list[Message], cwd: str, hooks: TurnHooks
     ) -> TurnResult:
         path = Path(cwd) / "NOTES.md"
-        old = path.read_text() if path.exists() else None
+        old = None
+        if path.exists():  # the editor's buffer (unsaved changes included) when it offers one
+            old = hooks.read_text_file(str(path))
+            if old is None:  # it does not: read the disk
+                old = path.read_text()
         new = (old or "") + f"- {note}\n"
         call_id = f"note-{len(history)}"
         args = {"path": str(path), "content": new}

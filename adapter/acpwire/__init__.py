@@ -8,9 +8,9 @@ cheap; the backend's modules load only when a backend name is asked for):
   types (``acpwire.agent.seam``);
 - the typed ACP runtime (core install): :class:`AgentConnection`,
   :class:`ClientConnection`, :func:`spawn_agent`, :class:`InvalidResult`
-  (``acpwire.link``), the extension decorators :func:`ext_method` /
-  :func:`ext_notification` and :class:`HandlerError` (``acpwire.handlers``), the
-  transports and error helpers of ``acpwire.rpc``.
+  (``acpwire.link``), :func:`after_answer` (``acpwire.endpoint``), the extension
+  decorators :func:`ext_method` / :func:`ext_notification` and :class:`HandlerError`
+  (``acpwire.handlers``), the transports and error helpers of ``acpwire.rpc``.
 
 A guide with runnable examples: docs/LIBRARY.md.
 """
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from acpwire.agent.factory import AgentFactory, BaseAgentFactory, SessionContext
     from acpwire.agent.seam import (
         CommandProposal,
+        EditorRefused,
         EditProposal,
         Message,
         PlanItem,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
         TurnUsage,
     )
     from acpwire.builders import text_chunk
+    from acpwire.endpoint import after_answer
     from acpwire.handlers import HandlerError, ext_method, ext_notification
     from acpwire.link import (
         AgentConnection,
@@ -70,6 +72,7 @@ _WHERE: dict[str, str] = {
         [
             "CommandProposal",
             "EditProposal",
+            "EditorRefused",
             "Message",
             "PlanItem",
             "SyncAgent",
@@ -103,6 +106,7 @@ _WHERE: dict[str, str] = {
     ),
     "AgentSpecError": "acpwire.server.choice",
     "text_chunk": "acpwire.builders",
+    "after_answer": "acpwire.endpoint",
     **dict.fromkeys(["run_stdio", "serve"], "acpwire.server.stdio"),
 }
 
@@ -116,6 +120,7 @@ __all__ = [
     "CommandProposal",
     "ConnectionClosedError",
     "EditProposal",
+    "EditorRefused",
     "HandlerError",
     "InvalidResult",
     "Message",
@@ -130,6 +135,7 @@ __all__ = [
     "TurnResult",
     "TurnUsage",
     "__version__",
+    "after_answer",
     "auth_required",
     "ext_method",
     "ext_notification",
