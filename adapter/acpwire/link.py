@@ -148,14 +148,21 @@ async def spawn_agent(
     )
     assert process.stdin is not None and process.stdout is not None
     assert process.stderr is not None
-    link = SpawnedAgent(
-        make_handler,
-        process.stdout,
-        process.stdin,
-        unstable=unstable,
-        extensions=extensions,
-        max_line_bytes=max_line_bytes,
-    )
+    try:
+        link = SpawnedAgent(
+            make_handler,
+            process.stdout,
+            process.stdin,
+            unstable=unstable,
+            extensions=extensions,
+            max_line_bytes=max_line_bytes,
+        )
+    except BaseException:  # a handler that does not fit: the child must not outlive it
+        with anyio.CancelScope(shield=True):
+            await process.stdin.aclose()
+            await reap(process, grace_s)
+            await process.aclose()
+        raise
     link.process = process
     label = f"{Path(argv[0]).name}[{process.pid}]"
     try:

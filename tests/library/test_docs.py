@@ -253,7 +253,7 @@ def test_every_make_target_named_exists(doc: Path) -> None:
 
 @cache
 def _help(command: str | None) -> str:
-    argv = [sys.executable, "-m", "acpwire", *([command] if command else []), "--help"]
+    argv = [sys.executable, "-m", "acpwire", *(command.split() if command else []), "--help"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True, cwd=ROOT)
     return done.stdout
 
@@ -271,6 +271,12 @@ def _flags(code: str) -> list[tuple[str | None, str]]:
         if "--" in words:
             words = words[: words.index("--")]  # the rest is the command behind the tap
         command = words[0] if words and words[0] in _commands() else None
+        if (
+            command
+            and len(words) > 1
+            and re.search(rf"^    {re.escape(words[1])} ", _help(command), re.M)
+        ):
+            command = f"{command} {words[1]}"  # a command's own action (``trace report``)
         for word in words:
             flag = re.match(r"\[?(--[a-z][\w-]*)", word)
             if flag:

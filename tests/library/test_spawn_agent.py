@@ -15,7 +15,7 @@ import pytest
 from acp_v1 import models as m
 from acp_v1.interfaces import Client
 from acp_v1.peers import AgentPeer
-from acpwire import ConnectionClosedError, spawn_agent
+from acpwire import ConnectionClosedError, HandlerError, spawn_agent
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
@@ -117,6 +117,36 @@ async def test_an_error_in_the_block_comes_out_as_itself_and_the_agent_is_reaped
             await agent.peer.initialize(INIT)
             raise KeyError("mine")
     assert agent.process.returncode is not None
+
+
+class NotAClient(Client):
+    """A client handler with a misspelt method: binding it fails (did you mean ...?)."""
+
+    def __init__(self, agent: AgentPeer) -> None:
+        self.agent = agent
+
+    async def session_updat(self, params: m.SessionNotification) -> None:
+        pass
+
+
+async def test_a_handler_that_does_not_fit_leaves_no_child_behind(tmp_path: Path) -> None:
+    """The handler is bound after the child started; when binding fails, the child is
+    ended and reaped before the error comes out (it was left running, never reaped)."""
+    pid_file = tmp_path / "pid"
+    code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(30)"
+    with anyio.fail_after(STEP_S), pytest.raises(HandlerError):
+        async with spawn_agent(
+            NotAClient,
+            [sys.executable, "-c", code],
+            env=_env(tmp_path),
+            grace_s=0.5,
+        ):
+            pass
+    with anyio.fail_after(STEP_S):
+        while not pid_file.exists() or not pid_file.read_text():
+            await anyio.sleep(0.05)
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)  # ended and reaped: no such process
 
 
 async def test_an_agent_that_dies_fails_the_pending_request(tmp_path: Path) -> None:
