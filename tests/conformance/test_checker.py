@@ -453,6 +453,13 @@ def test_state_updates_after_the_turn_and_a_loads_replay_are_not_turn_output() -
     assert rules(run([*replay, (A, chunk())])) == ["update-after-turn"]
 
 
+def test_a_prompt_queued_behind_another_keeps_the_turn_open() -> None:
+    """Two prompts open at once: the first one's answer does not end the second's turn."""
+    queued = [*handshake(), (C, prompt(2)), (C, prompt(3)), (A, end_turn(2)), (A, chunk())]
+    assert run([*queued, (A, end_turn(3))]) == []
+    assert rules(run([*queued, (A, end_turn(3)), (A, chunk())])) == ["update-after-turn"]
+
+
 @pytest.mark.parametrize(
     ("method", "rule"),
     [("_zed.dev/workspace", "extension-method"), ("session/set_model", "unknown-method")],

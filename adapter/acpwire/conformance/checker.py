@@ -252,8 +252,10 @@ class _Pending:
 @dataclass(slots=True)
 class _Session:
     tool_calls: set[str] = field(default_factory=set)
+    prompts: int = 0
+    """session/prompt requests not answered yet (a client may queue one behind another)."""
     turn_over: bool = False
-    """A session/prompt was answered and no other has come since."""
+    """A session/prompt was answered and none is open now."""
     loading: int = 0
     """session/load requests not answered yet (their replay is turn output)."""
 
@@ -501,7 +503,9 @@ class ProtocolChecker:
         if method == methods.SESSION_PROMPT:
             self._prompt_gates(params, found)
             if isinstance(session_id, str) and session_id in self._sessions:
-                self._sessions[session_id].turn_over = False
+                session = self._sessions[session_id]
+                session.prompts += 1
+                session.turn_over = False
 
     def _not_advertised(self, side: str, method: str, capability: str, spec: str) -> Finding:
         return self._finding(
@@ -645,7 +649,8 @@ class ProtocolChecker:
         if method == methods.SESSION_PROMPT and isinstance(session_id, str):
             session = self._sessions.get(session_id)
             if session is not None:
-                session.turn_over = True
+                session.prompts = max(0, session.prompts - 1)
+                session.turn_over = session.prompts == 0
         if method == methods.SESSION_LOAD and isinstance(session_id, str):
             session = self._sessions.get(session_id)
             if session is not None and session.loading:
