@@ -365,9 +365,19 @@ def test_the_agents_stderr_passes_through(tmp_path: Path) -> None:
     quiet = run_tap(tmp_path, "--quiet", agent=[PY, "-c", agent])
     assert quiet.stderr == b"agent says\x00 hello\n"
     assert quiet.stdout == b"out\n"
-    loud = run_tap(tmp_path, agent=[PY, "-c", agent])
-    first, rest = loud.stderr.split(b"\n", 1)
+    unchecked = run_tap(tmp_path, "--no-check", agent=[PY, "-c", agent])
+    first, rest = unchecked.stderr.split(b"\n", 1)
     assert first.startswith(b"acpwire tap: ") and rest == b"agent says\x00 hello\n"
+    # Checked, the line that is not JSON is a violation, said after the start-up line
+    # (the agent's own line may come before or after it).
+    loud = run_tap(tmp_path, agent=[PY, "-c", agent])
+    start, *lines = loud.stderr.decode().splitlines()
+    assert start.startswith("acpwire tap: ") and "agent says\x00 hello" in lines
+    assert [line for line in lines if line.startswith("acpwire tap: ")] == [
+        "acpwire tap: violation [not-json] agent->client line 1: the agent wrote a line that"
+        " is not JSON (ACP v1 transports § stdio)",
+        "acpwire tap: 1 violation in 1 message (not-json 1)",
+    ]
 
 
 def test_end_of_input_from_the_editor_closes_the_agents_stdin(tmp_path: Path) -> None:
@@ -470,19 +480,35 @@ def test_sigterm_and_sighup_are_forwarded_and_the_status_follows(
         assert tap.wait(timeout=EXIT_TIMEOUT) == 128 + signum
 
 
-# Start-up: the tap loads no backend.
+# Start-up: the tap loads no backend, and no pydantic until the first line.
 
 LIGHT_TAP = """
 import atexit, json, sys
 atexit.register(lambda: sys.stderr.write("MODULES " + json.dumps(sorted(sys.modules)) + "\\n"))
 from acpwire.cli import main
-raise SystemExit(main(["tap", "--quiet", "--trace", sys.argv[1], "--", sys.executable, "-c", "pass"]))
+agent = [sys.executable, "-c", sys.argv[2]]
+raise SystemExit(main(["tap", "--quiet", "--trace", sys.argv[1], "--", *agent]))
 """
+HEAVY = ("acp_v1", "pydantic", "anyio", "asyncio", "httpx", "acpwire.server", "acpwire.config")
+TAP_MODULES = [
+    "acpwire",
+    "acpwire._exports",
+    "acpwire._home",
+    "acpwire._secret_names",
+    "acpwire._version",
+    "acpwire.cli",
+    "acpwire.cli._parser",
+    "acpwire.cli.tap",
+    "acpwire.cli.tap._check",
+    "acpwire.cli.tap._files",
+    "acpwire.cli.tap._mask",
+    "acpwire.cli.tap._trace",
+]
 
 
-def test_the_tap_starts_without_the_backend(tmp_path: Path) -> None:
+def _tap_modules(tmp_path: Path, agent: str) -> list[str]:
     done = subprocess.run(
-        [PY, "-c", LIGHT_TAP, str(tmp_path / "t.jsonl")],
+        [PY, "-c", LIGHT_TAP, str(tmp_path / "t.jsonl"), agent],
         env=tap_env(tmp_path / "home"),
         capture_output=True,
         text=True,
@@ -490,19 +516,22 @@ def test_the_tap_starts_without_the_backend(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    modules = json.loads(done.stderr.split("MODULES ", 1)[1])
-    heavy = ("acp_v1", "pydantic", "anyio", "asyncio", "httpx", "acpwire.server", "acpwire.config")
+    modules: list[str] = json.loads(done.stderr.split("MODULES ", 1)[1])
+    return modules
+
+
+def test_the_tap_starts_without_the_backend(tmp_path: Path) -> None:
+    """Until a line arrives the tap runs on the standard library alone."""
+    modules = _tap_modules(tmp_path, "pass")
+    assert [m for m in modules if m.startswith(HEAVY)] == []
+    assert sorted(m for m in modules if m.startswith("acpwire")) == TAP_MODULES
+
+
+def test_the_checker_loads_with_the_first_line_and_the_backend_never(tmp_path: Path) -> None:
+    modules = _tap_modules(tmp_path, 'print(\'{"jsonrpc":"2.0","method":"_x/ping"}\')')
+    assert "acpwire.conformance" in modules and "pydantic" in modules
+    heavy = ("anyio", "httpx", "acpwire.server", "acpwire.config", "acpwire.agent")
     assert [m for m in modules if m.startswith(heavy)] == []
-    assert sorted(m for m in modules if m.startswith("acpwire")) == [
-        "acpwire",
-        "acpwire._exports",
-        "acpwire._home",
-        "acpwire._secret_names",
-        "acpwire._version",
-        "acpwire.cli",
-        "acpwire.cli._parser",
-        "acpwire.cli.tap",
-        "acpwire.cli.tap._files",
-        "acpwire.cli.tap._mask",
-        "acpwire.cli.tap._trace",
-    ]
+    record, summary = read_trace(tmp_path / "t.jsonl")
+    assert record["info"][0]["rule"] == "extension-method"
+    assert summary["kind"] == "summary" and summary["counts"]["violations"] == {}

@@ -28,6 +28,11 @@ RULES: list[tuple[str, tuple[str, ...]]] = [
     ("adapter/acpwire/store", ("acp_v1", "acpwire.server", "acpwire.rpc", "acpwire.agent")),
     ("adapter/acpwire/render", ("acpwire.server", "acpwire.rpc", "acpwire.store")),
     ("adapter/acpwire/probe", ("acpwire.server", "acpwire.agent", "acpwire.store")),
+    # The protocol checker: bindings and the probe's reading of capabilities, no runtime.
+    (
+        "adapter/acpwire/conformance",
+        ("acpwire.rpc", "acpwire.server", "acpwire.agent", "acpwire.store", "anyio", "httpx"),
+    ),
     ("adapter/acpwire/approval", ("acpwire.server", "acpwire.rpc")),
     ("adapter/acpwire/mcp", ("acpwire.server",)),
     # The tap starts on the standard library alone (docs/TAP.md).

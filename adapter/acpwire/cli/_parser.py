@@ -128,7 +128,9 @@ def _trace(parser: argparse.ArgumentParser) -> None:
 
 
 def _tap(parser: argparse.ArgumentParser) -> None:
-    parser.usage = "%(prog)s [-h] [--trace FILE] [--no-mask] [--quiet] -- COMMAND [ARGS...]"
+    parser.usage = (
+        "%(prog)s [-h] [--trace FILE] [--no-mask] [--no-check] [--quiet] -- COMMAND [ARGS...]"
+    )
     parser.add_argument(
         "--trace",
         metavar="FILE",
@@ -143,9 +145,15 @@ def _tap(parser: argparse.ArgumentParser) -> None:
         " secret-looking env and _meta values)",
     )
     parser.add_argument(
+        "--no-check",
+        action="store_true",
+        help="record only: do not check the messages against the protocol",
+    )
+    parser.add_argument(
         "--quiet",
         action="store_true",
-        help="no start-up line on stderr (the agent's stderr passes)",
+        help="nothing of the tap's own on stderr, neither the start-up line nor violations"
+        " (the agent's stderr passes; violations are still in the trace)",
     )
     parser.add_argument(
         "argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]", help="the agent to run"

@@ -1,5 +1,6 @@
-"""``acpwire tap [--trace FILE] [--no-mask] [--quiet] -- COMMAND [ARGS...]``: a transparent
-stdio proxy an editor launches in place of an agent, recording every message (docs/TAP.md).
+"""``acpwire tap [--trace FILE] [--no-mask] [--no-check] [--quiet] -- COMMAND [ARGS...]``: a
+transparent stdio proxy an editor launches in place of an agent, recording every message
+and checking it against the protocol (docs/TAP.md).
 
 What either side writes reaches the other byte for byte (raw reads and writes, nothing
 decoded on the way: a partial last line or bytes that are not JSON pass unchanged); end
@@ -11,7 +12,9 @@ and goes on until it exits.
 
 The trace (:mod:`._trace`, secrets masked by :mod:`._mask`) is written off the
 forwarding path, to ``--trace FILE`` or a file of this run in the config home's
-``traces/`` folder (:mod:`._files`). Stdlib only: the tap starts without the backend.
+``traces/`` folder (:mod:`._files`), with the violations the protocol checker found
+(:mod:`._check`: :mod:`acpwire.conformance`, imported with the first line). Stdlib only
+until then: the tap starts without pydantic, the bindings or the backend.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Final
 
+from acpwire.cli.tap._check import LiveChecker
 from acpwire.cli.tap._files import TraceFileError, create_trace, default_trace
 from acpwire.cli.tap._trace import AGENT_TO_CLIENT, CLIENT_TO_AGENT, Direction, Inspector, Recorder
 
@@ -56,7 +60,13 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     trace = Path(args.trace) if args.trace else None
-    return tap(command, trace=trace, mask=not args.no_mask, quiet=args.quiet)
+    return tap(
+        command,
+        trace=trace,
+        mask=not args.no_mask,
+        quiet=args.quiet,
+        inspectors=() if args.no_check else (LiveChecker(),),
+    )
 
 
 def exit_status(returncode: int) -> int:
@@ -72,7 +82,9 @@ def tap(
     quiet: bool = False,
     inspectors: Sequence[Inspector] = (),
 ) -> int:
-    """Run ``command`` behind this process's stdio, tracing it; its exit status."""
+    """Run ``command`` behind this process's stdio, tracing it (each message handed to
+    ``inspectors``, their findings in the trace and, unless ``quiet``, on stderr); its
+    exit status."""
     start = time.monotonic()
     try:
         if trace is None:
@@ -82,7 +94,7 @@ def tap(
     except TraceFileError as exc:
         print(f"acpwire tap: {exc}", file=sys.stderr)
         return 2
-    recorder = Recorder(fd, start=start, mask=mask, inspectors=inspectors)
+    recorder = Recorder(fd, start=start, mask=mask, inspectors=inspectors, report=not quiet)
     signals = _Forwarder()
     try:
         try:
@@ -136,7 +148,7 @@ def _pump(
     recorder: Recorder,
     at_end: Callable[[], None] | None,
 ) -> None:
-    """Forward ``source`` to ``target`` as read until end of input, then record it. When
+    """Forward ``source`` to ``target`` as read until end of input, recording it. When
     ``target`` is gone the input is still read (and recorded), so its writer never blocks."""
     delivering = True
     while True:
@@ -146,6 +158,9 @@ def _pump(
             data = b""
         if not data:
             break
+        # Queued before it is written: the other side cannot answer a request before
+        # the recorder has it. One queue put; the recorder's thread does the rest.
+        recorder.chunk(direction, data)
         if delivering:
             try:
                 view = memoryview(data)
@@ -153,7 +168,6 @@ def _pump(
                     view = view[os.write(target, view) :]
             except OSError:
                 delivering = False
-        recorder.chunk(direction, data)
     recorder.end(direction)
     if at_end is not None:
         with contextlib.suppress(OSError):

@@ -3,11 +3,16 @@
 The forwarding threads hand over each chunk as read, with its time, and go back to
 forwarding (:meth:`Recorder.chunk`: one queue put); the recorder's own thread splits the
 chunks into lines, parses each with :func:`json.loads`, names it (:func:`classify`), hands
-the parsed message to the inspectors (the seam where schema validation will plug in),
-masks its secrets (:mod:`._mask`) and writes its record::
+the parsed message to the inspectors (the protocol checker, :mod:`._check`), masks its
+secrets (:mod:`._mask`) and writes its record::
 
     {"t": 0.012345, "dir": "client->agent", "raw": "{...}", "method": "initialize",
      "id": 0, "kind": "request"}
+
+with ``"violations"`` (and ``"info"``): ``[{"rule", "message", "spec"}]`` when the
+inspectors found something; each violation is also one line on stderr unless quiet.
+The last record, once both sides are done, sums the run up (``"kind": "summary"``, with
+the violations found at the end: requests never answered).
 
 ``t``: monotonic seconds since the tap started, when the line's last byte was read;
 ``raw``: the line as text (bytes that are not UTF-8 as U+FFFD), or, when something was
@@ -25,8 +30,9 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import Final, Literal
+from collections import Counter
+from collections.abc import Sequence
+from typing import Final, Literal, Protocol
 
 from acpwire.cli.tap._mask import mask_in_place
 
@@ -36,6 +42,7 @@ __all__ = [
     "Direction",
     "Inspector",
     "Kind",
+    "Note",
     "Recorder",
     "classify",
 ]
@@ -45,12 +52,36 @@ Kind = Literal["request", "response", "notification", "invalid"]
 CLIENT_TO_AGENT: Final[Direction] = "client->agent"
 AGENT_TO_CLIENT: Final[Direction] = "agent->client"
 
-Inspector = Callable[[Direction, object], None]
-"""Receives each parsed message (before masking) with its direction, on the recorder's
-thread: the seam for checking messages against the schema (not done yet). An inspector
-that raises is reported once on stderr and dropped; forwarding never waits for one."""
+
+class Note(Protocol):
+    """What an inspector found (:class:`acpwire.conformance.Finding` is one)."""
+
+    @property
+    def rule(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def spec(self) -> str:
+        """The spec section it rests on."""
+
+    @property
+    def level(self) -> Literal["violation", "info"]: ...
+
+
+class Inspector(Protocol):
+    """Receives each line of the run on the recorder's thread, in the order the tap read
+    them: :meth:`inspect` each parsed message (before masking) with its direction,
+    :meth:`unparsable` each line that is not JSON, :meth:`finish` once at the end. An
+    inspector that raises is reported once on stderr and dropped; forwarding never waits
+    for one."""
+
+    def inspect(self, direction: Direction, message: object) -> Sequence[Note]: ...
+    def unparsable(self, direction: Direction) -> Sequence[Note]: ...
+    def finish(self) -> Sequence[Note]: ...
+
 
 _END: Final = object()
+_NOT_JSON: Final = object()
 
 
 def classify(message: object) -> tuple[Kind, str | None, object]:
@@ -79,11 +110,18 @@ class Recorder:
         start: float,
         mask: bool = True,
         inspectors: Sequence[Inspector] = (),
+        report: bool = True,
     ) -> None:
         self._out = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
         self._start = start
         self._mask = mask
         self._inspectors = list(inspectors)
+        self._inspected = bool(inspectors)
+        self._report = report
+        self._records = 0
+        self._messages = 0
+        self._counts: dict[str, Counter[str]] = {"violation": Counter(), "info": Counter()}
+        self._said: set[str] = set()
         self._queue: queue.SimpleQueue[tuple[Direction, float, bytes] | object] = (
             queue.SimpleQueue()
         )
@@ -98,7 +136,8 @@ class Recorder:
         self._thread.start()
 
     def chunk(self, direction: Direction, data: bytes) -> None:
-        """Bytes just forwarded in ``direction`` (called by the forwarding threads)."""
+        """Bytes read in ``direction`` (called by the forwarding threads, before they
+        write them on: so a request is always queued before its answer can be)."""
         self._queue.put((direction, time.monotonic(), data))
 
     def end(self, direction: Direction) -> None:
@@ -120,6 +159,8 @@ class Recorder:
                         if rest:
                             self._line(direction, time.monotonic(), bytes(rest))
                             rest.clear()
+                    if self._inspected:
+                        self._summary()
                     break
                 assert isinstance(item, tuple)
                 self._split(*item)
@@ -178,8 +219,9 @@ class Recorder:
         elif kind == "response":
             other = AGENT_TO_CLIENT if direction == CLIENT_TO_AGENT else CLIENT_TO_AGENT
             method = self._pending[other].pop(_key(msg_id), None)
-        if parsed:
-            self._inspect(direction, message)
+        self._messages += 1
+        self._records += 1
+        notes = self._inspect(direction, message if parsed else _NOT_JSON)
         record: dict[str, object] = {
             "t": round(t - self._start, 6),
             "dir": direction,
@@ -195,15 +237,66 @@ class Recorder:
         ):
             record["raw"] = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
             record["masked"] = True
+        self._notes(record, notes, f"{direction} line {self._records}")
         self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
-    def _inspect(self, direction: Direction, message: object) -> None:
+    def _inspect(self, direction: Direction, message: object) -> list[Note]:
+        notes: list[Note] = []
         for inspector in list(self._inspectors):
             try:
-                inspector(direction, message)
+                if message is _NOT_JSON:
+                    notes += inspector.unparsable(direction)
+                else:
+                    notes += inspector.inspect(direction, message)
             except Exception as exc:
                 self._inspectors.remove(inspector)
                 _say(f"inspector {inspector!r} failed and is left out: {exc!r}")
+        return notes
+
+    def _notes(self, record: dict[str, object], notes: Sequence[Note], where: str) -> None:
+        """Put ``notes`` on ``record`` (violations, info), count them, say them."""
+        for level, field in (("violation", "violations"), ("info", "info")):
+            found = [n for n in notes if n.level == level]
+            if not found:
+                continue
+            record[field] = [{"rule": n.rule, "message": n.message, "spec": n.spec} for n in found]
+            self._counts[level].update(n.rule for n in found)
+            for n in found:
+                line = f"{level} [{n.rule}] {where}: {n.message} ({n.spec})"
+                # Violations each time; information (methods not checked) once each.
+                if self._report and (level == "violation" or n.message not in self._said):
+                    self._said.add(n.message)
+                    _say(line)
+
+    def _summary(self) -> None:
+        notes: list[Note] = []
+        for inspector in list(self._inspectors):
+            try:
+                notes += inspector.finish()
+            except Exception as exc:
+                _say(f"inspector {inspector!r} failed and is left out: {exc!r}")
+        self._records += 1
+        record: dict[str, object] = {
+            "t": round(time.monotonic() - self._start, 6),
+            "dir": None,
+            "kind": "summary",
+            "messages": self._messages,
+        }
+        self._notes(record, notes, "at the end")
+        record.setdefault("violations", [])
+        record["counts"] = {
+            "violations": dict(sorted(self._counts["violation"].items())),
+            "info": dict(sorted(self._counts["info"].items())),
+        }
+        self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        total = self._counts["violation"].total()
+        if self._report and total:
+            rules = ", ".join(f"{r} {n}" for r, n in self._counts["violation"].most_common())
+            count = self._messages
+            _say(
+                f"{total} violation{'s' * (total != 1)} in {count} message{'s' * (count != 1)}"
+                f" ({rules})"
+            )
 
     def _fail(self, text: str) -> None:
         if not self._failed:
