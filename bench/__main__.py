@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anyio
 
-from . import e2e, hermes_turn, micro, report, startup, stdio
+from . import e2e, hermes_turn, micro, report, startup, stdio, tap
 from .backends import HERMES_VENV, compile_acpwire, ensure_hermes
 from .results import REPO, Row, Skipped
 
@@ -31,6 +31,7 @@ ANCHORS = {
     stdio.SECTION: "SDK 0.12.1",
     e2e.SECTION: "Hermes 0.19.0",
     hermes_turn.SECTION: "hermes-acp 0.19.0",
+    tap.SECTION: "directly",
 }
 
 
@@ -87,7 +88,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     parser.add_argument(
         "--only",
-        choices=["micro", "stdio", "e2e", "startup", "hermes"],
+        choices=["micro", "stdio", "e2e", "startup", "hermes", "tap"],
         action="append",
         help="run only these parts",
     )
@@ -99,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     sizes = QUICK if args.quick else Sizes()
-    parts = set(args.only or ["micro", "stdio", "e2e", "hermes"])
+    parts = set(args.only or ["micro", "stdio", "e2e", "hermes", "tap"])
     partial = args.quick or args.only is not None
     output = args.output or (RESULTS / "BENCHMARKS.partial.md" if partial else DOC)
     workdir = RESULTS / "last-run"
@@ -161,6 +162,19 @@ def main(argv: list[str] | None = None) -> int:
                         )
                     ),
                 )
+        if "tap" in parts:
+            run.part(
+                tap.SECTION,
+                lambda: anyio.run(
+                    lambda: tap.run(
+                        workdir,
+                        mine,
+                        n=sizes.messages,
+                        runs=sizes.runs,
+                        long_runs=sizes.long_runs,
+                    )
+                ),
+            )
         if "startup" in parts and "e2e" not in parts:  # part B's start-up rows alone
             if hermes_problem:
                 run.skipped.append(Skipped(e2e.SECTION, f"Hermes: {hermes_problem}"))

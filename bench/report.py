@@ -54,6 +54,10 @@ written to `bench/results/`). Benchmarks are not tests: nothing asserts a timing
   is not charged to them; `session/load` is the first request after a restart. The notes
   give the backend process's CPU time in the measured window and how fast the model
   server streams the same text with no backend at all (the floor both sides share).
+* **D. `acpwire tap`**: the same agent launched directly and behind the tap (checking on):
+  request-answer round trips one at a time (the wait a message gains), a 10,000-chunk
+  stream from the minimal acpwire agent, and the whole backend's 5,000-token reply.
+  Targets (issue #26): at most 50 µs per message, at most 1.05x on the reply.
 * **C. Hermes behind acpwire vs `hermes-acp`**: the same Hermes `AIAgent` on both sides
   (acpwire from the `make hermes-venv` virtualenv with `ACPWIRE_AGENT=hermes`, against
   `hermes-acp` from `bench/.venvs/hermes`), the same model server and client; one turn
@@ -65,7 +69,7 @@ Memory is each process's peak resident set size (`VmHWM` in `/proc/<pid>/status`
 at the end of the measured work.
 
 Lower is better everywhere. *Ratio* is acpwire / anchor (below 1: acpwire is faster or
-smaller); *speed-up* is its inverse. Targets come from issues #2, #4 and #24. The machine below is a
+smaller); *speed-up* is its inverse. Targets come from issues #2, #4, #24 and #26. The machine below is a
 shared VM on which other work may run: single numbers move by 10-30 % between runs, the
 ratios of interleaved samples much less. The raw samples of the last run are in
 `bench/results/latest.json` (not committed).
@@ -283,6 +287,14 @@ ANALYSIS = """\
   The row compares the same turn against `hermes-acp`, whose front and tools are Hermes'
   own; `hermes-acp` 0.19.0 loses the completion of some of the turn's tool calls, so its
   side is checked on the answer only.
+* **The tap (part D).** What a message gains through the tap is two more hops through a
+  pipe and the tap's forwarding thread waking up, about 25-30 µs on this machine. The
+  recorder first ran as a thread of the tap: it was woken by every message and shared the
+  interpreter lock with the forwarding threads, and the same round trips gained 45-60 µs
+  (70 µs when it ran in a child woken by each write); in its own process, reading its
+  pipe every 5 ms, parsing and checking cost the forwarding nothing measurable. A stream
+  goes as fast behind the tap as without it, or faster (the tap's pipes add buffering
+  between the two processes).
 * **Memory.** The backend peaks at under 40 MiB after `initialize` and under 60 MiB
   after 20 sessions have streamed, about a third of Hermes'. The minimal agents are within a
   few MiB of each other: both hold the same pydantic runtime, and the generated models

@@ -8,6 +8,7 @@ editor would and reads what each side received.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -398,6 +399,45 @@ def test_end_of_input_from_the_editor_closes_the_agents_stdin(tmp_path: Path) ->
         assert tap.wait(timeout=EXIT_TIMEOUT) == 0
 
 
+def _recorder_of(tap_pid: int) -> int:
+    """The pid of the tap's recorder process (a child whose program names it)."""
+    deadline = time.monotonic() + EXIT_TIMEOUT
+    while time.monotonic() < deadline:
+        children = Path(f"/proc/{tap_pid}/task/{tap_pid}/children").read_text().split()
+        for pid in children:
+            with contextlib.suppress(OSError):
+                if b"_recorder_process" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    return int(pid)
+        time.sleep(0.05)
+    raise AssertionError("the tap has no recorder process")
+
+
+def test_forwarding_goes_on_when_the_recorder_dies(tmp_path: Path) -> None:
+    """The trace is lost, not the session: the tap says so once and keeps forwarding."""
+    agent = "import sys\nfor line in sys.stdin: print(line.strip().upper(), flush=True)"
+    with subprocess.Popen(
+        tap_command("--trace", str(tmp_path / "t.jsonl"), agent=[PY, "-c", agent]),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=tap_env(tmp_path / "home"),
+    ) as tap:
+        assert tap.stdin is not None and tap.stdout is not None and tap.stderr is not None
+        tap.stdin.write(b"one\n")
+        tap.stdin.flush()
+        assert tap.stdout.readline() == b"ONE\n"
+        os.kill(_recorder_of(tap.pid), signal.SIGKILL)
+        time.sleep(0.2)
+        for word in (b"two", b"three"):
+            tap.stdin.write(word + b"\n")
+            tap.stdin.flush()
+            assert tap.stdout.readline() == word.upper() + b"\n"
+        tap.stdin.close()
+        assert tap.wait(timeout=EXIT_TIMEOUT) == 0
+        said = tap.stderr.read().decode()
+    assert said.count("the trace recorder stopped") == 1, said
+
+
 def test_a_missing_command_is_a_usage_error(tmp_path: Path) -> None:
     for options in ((), ("--",), ("--quiet", "--")):
         done = subprocess.run(
@@ -480,7 +520,7 @@ def test_sigterm_and_sighup_are_forwarded_and_the_status_follows(
         assert tap.wait(timeout=EXIT_TIMEOUT) == 128 + signum
 
 
-# Start-up: the tap loads no backend, and no pydantic until the first line.
+# Start-up: the tap loads no backend and no pydantic; its recorder process checks.
 
 LIGHT_TAP = """
 import atexit, json, sys
@@ -499,9 +539,9 @@ TAP_MODULES = [
     "acpwire.cli",
     "acpwire.cli._parser",
     "acpwire.cli.tap",
-    "acpwire.cli.tap._check",
     "acpwire.cli.tap._files",
     "acpwire.cli.tap._mask",
+    "acpwire.cli.tap._recorder_process",
     "acpwire.cli.tap._trace",
 ]
 
@@ -521,17 +561,21 @@ def _tap_modules(tmp_path: Path, agent: str) -> list[str]:
 
 
 def test_the_tap_starts_without_the_backend(tmp_path: Path) -> None:
-    """Until a line arrives the tap runs on the standard library alone."""
+    """The tap runs on the standard library alone."""
     modules = _tap_modules(tmp_path, "pass")
     assert [m for m in modules if m.startswith(HEAVY)] == []
     assert sorted(m for m in modules if m.startswith("acpwire")) == TAP_MODULES
 
 
-def test_the_checker_loads_with_the_first_line_and_the_backend_never(tmp_path: Path) -> None:
+def test_the_recorder_process_checks_and_the_tap_never_loads_the_checker(
+    tmp_path: Path,
+) -> None:
+    """Parsing and checking happen in the recorder's own process (they would hold the
+    forwarding threads back in the tap's): the tap forwards a message, the checker's
+    finding is in the trace, and the tap itself loaded neither it nor pydantic."""
     modules = _tap_modules(tmp_path, 'print(\'{"jsonrpc":"2.0","method":"_x/ping"}\')')
-    assert "acpwire.conformance" in modules and "pydantic" in modules
-    heavy = ("anyio", "httpx", "acpwire.server", "acpwire.config", "acpwire.agent")
-    assert [m for m in modules if m.startswith(heavy)] == []
+    assert [m for m in modules if m.startswith(HEAVY)] == []
+    assert sorted(m for m in modules if m.startswith("acpwire")) == TAP_MODULES
     record, summary = read_trace(tmp_path / "t.jsonl")
     assert record["info"][0]["rule"] == "extension-method"
     assert summary["kind"] == "summary" and summary["counts"]["violations"] == {}

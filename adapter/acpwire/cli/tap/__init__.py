@@ -11,10 +11,11 @@ group reaches it once, through the tap, which forwards SIGINT, SIGTERM and SIGHU
 and goes on until it exits.
 
 The trace (:mod:`._trace`, secrets masked by :mod:`._mask`) is written off the
-forwarding path, to ``--trace FILE`` or a file of this run in the config home's
-``traces/`` folder (:mod:`._files`), with the violations the protocol checker found
-(:mod:`._check`: :mod:`acpwire.conformance`, imported with the first line). Stdlib only
-until then: the tap starts without pydantic, the bindings or the backend.
+forwarding path, by a recorder process of its own (:mod:`._recorder_process`), to
+``--trace FILE`` or a file of this run in the config home's ``traces/`` folder
+(:mod:`._files`), with the violations the protocol checker found (:mod:`._check`:
+:mod:`acpwire.conformance`, imported by the recorder with the first line). The tap
+itself runs on the standard library alone: no pydantic, no bindings, no backend.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Final
 
-from acpwire.cli.tap._check import LiveChecker
 from acpwire.cli.tap._files import TraceFileError, create_trace, default_trace
-from acpwire.cli.tap._trace import AGENT_TO_CLIENT, CLIENT_TO_AGENT, Direction, Inspector, Recorder
+from acpwire.cli.tap._recorder_process import RecorderProcess
+from acpwire.cli.tap._trace import AGENT_TO_CLIENT, CLIENT_TO_AGENT, Direction
 
 __all__ = ["FORWARDED", "exit_status", "run", "tap"]
 
@@ -44,9 +45,6 @@ _CHUNK: Final = 1 << 16
 _DRAIN_S: Final = 5.0
 """How long the agent's stdout may stay open once it has exited (a child of its own
 holding it): then the tap exits anyway."""
-_SWITCH_S: Final = 5e-5
-"""The interpreter's thread switch interval: a forwarding thread woken by input waits
-at most this long for the recorder's thread to let it run (default 5 ms)."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         trace=trace,
         mask=not args.no_mask,
         quiet=args.quiet,
-        inspectors=() if args.no_check else (LiveChecker(),),
+        check=not args.no_check,
     )
 
 
@@ -80,11 +78,11 @@ def tap(
     trace: Path | None = None,
     mask: bool = True,
     quiet: bool = False,
-    inspectors: Sequence[Inspector] = (),
+    check: bool = True,
 ) -> int:
-    """Run ``command`` behind this process's stdio, tracing it (each message handed to
-    ``inspectors``, their findings in the trace and, unless ``quiet``, on stderr); its
-    exit status."""
+    """Run ``command`` behind this process's stdio, tracing it (with ``check``, each
+    message checked against the protocol, the findings in the trace and, unless
+    ``quiet``, on stderr); its exit status."""
     start = time.monotonic()
     try:
         if trace is None:
@@ -94,8 +92,13 @@ def tap(
     except TraceFileError as exc:
         print(f"acpwire tap: {exc}", file=sys.stderr)
         return 2
-    recorder = Recorder(fd, start=start, mask=mask, inspectors=inspectors, report=not quiet)
     signals = _Forwarder()
+    try:
+        recorder = RecorderProcess(fd, start=start, mask=mask, check=check, report=not quiet)
+    except OSError as exc:
+        signals.restore()
+        print(f"acpwire tap: cannot start the trace recorder: {exc}", file=sys.stderr)
+        return 2
     try:
         try:
             agent = subprocess.Popen(
@@ -114,7 +117,6 @@ def tap(
                 f"acpwire tap: {' '.join(command)} (pid {agent.pid}), trace {trace}",
                 file=sys.stderr,
             )
-        sys.setswitchinterval(_SWITCH_S)
         assert agent.stdin is not None and agent.stdout is not None
         to_agent, from_agent = agent.stdin, agent.stdout
         pumps = [
@@ -145,7 +147,7 @@ def _pump(
     source: int,
     target: int,
     direction: Direction,
-    recorder: Recorder,
+    recorder: RecorderProcess,
     at_end: Callable[[], None] | None,
 ) -> None:
     """Forward ``source`` to ``target`` as read until end of input, recording it. When
@@ -158,9 +160,10 @@ def _pump(
             data = b""
         if not data:
             break
-        # Queued before it is written: the other side cannot answer a request before
-        # the recorder has it. One queue put; the recorder's thread does the rest.
-        recorder.chunk(direction, data)
+        # Sent to the recorder before it is written on: the other side cannot answer a
+        # request before the recorder has it. One pipe write; the recorder's own
+        # process does the rest.
+        recorder.chunk(direction, data, time.monotonic())
         if delivering:
             try:
                 view = memoryview(data)
@@ -168,7 +171,7 @@ def _pump(
                     view = view[os.write(target, view) :]
             except OSError:
                 delivering = False
-    recorder.end(direction)
+    recorder.end(direction, time.monotonic())
     if at_end is not None:
         with contextlib.suppress(OSError):
             at_end()

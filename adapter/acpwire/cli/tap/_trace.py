@@ -135,14 +135,14 @@ class Recorder:
         self._thread = threading.Thread(target=self._run, name="acpwire-tap-trace", daemon=True)
         self._thread.start()
 
-    def chunk(self, direction: Direction, data: bytes) -> None:
-        """Bytes read in ``direction`` (called by the forwarding threads, before they
-        write them on: so a request is always queued before its answer can be)."""
-        self._queue.put((direction, time.monotonic(), data))
+    def chunk(self, direction: Direction, data: bytes, t: float | None = None) -> None:
+        """Bytes read in ``direction`` at monotonic time ``t`` (default: now), queued
+        before they are written on: so a request is always queued before its answer."""
+        self._queue.put((direction, time.monotonic() if t is None else t, data))
 
-    def end(self, direction: Direction) -> None:
+    def end(self, direction: Direction, t: float | None = None) -> None:
         """End of input in ``direction``: a last line without its newline is recorded."""
-        self._queue.put((direction, time.monotonic(), b""))
+        self._queue.put((direction, time.monotonic() if t is None else t, b""))
 
     def close(self) -> None:
         """Record what is queued, and any last line without its newline; close the file."""
