@@ -110,6 +110,30 @@ async def test_execute_code_is_asked_as_code_leaving_the_sandbox(tmp_path: Path)
     assert seen["c_exec"][-1] == "failed"
 
 
+async def test_execute_codes_calls_back_into_hermes_meet_the_boundary(tmp_path: Path) -> None:
+    """Allowed to run, the code's own tool calls (Hermes' ``hermes_tools`` stubs, over its
+    RPC socket) are judged as the model's are: its read of the SSH key is asked, under
+    the ``execute_code`` call, and denied; the key never reaches the model."""
+    world = make_world(tmp_path)
+    code = (
+        "from hermes_tools import read_file\n"
+        f"print(read_file(path={str(world.home / '.ssh' / 'id_rsa')!r}))"
+    )
+
+    async def allow_code_deny_reads(request: m.RequestPermissionRequest) -> str:
+        return "deny" if request.tool_call.kind == "read" else "allow_once"
+
+    with model(attack("NESTED", call("c_code", "execute_code", code=code))) as llm:
+        async with backend("hermes", world, llm) as link:
+            link.handler.answer = allow_code_deny_reads
+            sid = await open_session(link, world.work)
+            await prompt(link, sid, "NESTED reads")
+            asked = link.handler.permissions
+    kinds = [(r.tool_call.kind, r.tool_call.tool_call_id) for r in asked]
+    assert kinds == [("execute", "c_code"), ("read", "c_code")], kinds
+    assert SSH_KEY.splitlines()[1] not in model_saw(llm)
+
+
 async def test_memory_is_asked_in_default_and_session_search_in_every_mode(
     tmp_path: Path,
 ) -> None:

@@ -12,12 +12,15 @@ request body the model server saw), never by log lines.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
@@ -67,9 +70,13 @@ class World:
 
 
 def make_world(tmp_path: Path) -> World:
-    world = World(*(tmp_path / f.name for f in fields(World)))
+    # The backend's TMPDIR gets a short path of its own: Hermes puts a Unix socket there
+    # (execute_code), whose path may not exceed 107 bytes; removed when the tests end.
+    short_tmp = Path(tempfile.mkdtemp(prefix="acpw-", dir="/tmp"))
+    atexit.register(shutil.rmtree, short_tmp, True)
+    world = World(*(tmp_path / f.name for f in fields(World) if f.name != "tmp"), short_tmp)
     for f in fields(World):
-        getattr(world, f.name).mkdir()
+        getattr(world, f.name).mkdir(exist_ok=f.name == "tmp")
     (world.home / ".ssh").mkdir(mode=0o700)
     (world.home / ".ssh" / "id_rsa").write_text(SSH_KEY)
     (world.home / ".aws").mkdir()

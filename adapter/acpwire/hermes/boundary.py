@@ -148,8 +148,10 @@ class TurnBinding:
     mcp_tool: Callable[[str], Tool | None] = lambda _name: None
     failed: dict[str, bool] = field(default_factory=dict)
     """Hermes tool-call id -> whether the call failed here (the tool call's status)."""
-    delegate_ids: list[str] = field(default_factory=list)
-    """Editor ids of this turn's running ``delegate_task`` calls (children ask under them)."""
+    outer_ids: list[str] = field(default_factory=list)
+    """Editor ids of this turn's running calls whose own tool calls come back through the
+    boundary (``delegate_task``'s children, ``execute_code``'s calls into Hermes): those
+    carry no id the editor knows, so they ask under the innermost of these."""
     state: SessionState = field(default_factory=SessionState)
 
 
@@ -226,7 +228,7 @@ class Boundary:
         binding, from_child = found
         call_id = binding.call_id(hermes_call_id) if not from_child else None
         if call_id is None:
-            call_id = binding.delegate_ids[-1] if binding.delegate_ids else hermes_call_id
+            call_id = binding.outer_ids[-1] if binding.outer_ids else hermes_call_id
         ctx = ToolContext(
             call_id or f"hermes-{tool_name}",
             binding.cwd,
@@ -273,7 +275,8 @@ class Boundary:
             refused = _ask_as_command(name, args, reason, ctx)
             if refused is not None:
                 return refused
-        elif decision in ("ask", "ask_every_mode"):
+            return _around(binding, ctx.call_id, lambda: next_call(args))
+        if decision in ("ask", "ask_every_mode"):
             detail = json.dumps(args, ensure_ascii=False, default=str)[:4000]
             proposal = AccessProposal(
                 "tool", name, detail, reason=reason, every_mode=decision == "ask_every_mode"
@@ -282,12 +285,7 @@ class Boundary:
             if refusal is not None:
                 return failure(refusal)
         if decision == "delegate" and not from_child:
-            binding.delegate_ids.append(ctx.call_id)
-            try:
-                return _delegate_in_turn(binding.agent, args)
-            finally:
-                with contextlib.suppress(ValueError):
-                    binding.delegate_ids.remove(ctx.call_id)
+            return _around(binding, ctx.call_id, lambda: _delegate_in_turn(binding.agent, args))
         return next_call(args)
 
     def _routed(self, name: str, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
@@ -307,6 +305,16 @@ class Boundary:
         if notes:
             return _with_note(outcome, notes)
         return outcome
+
+
+def _around(binding: TurnBinding, call_id: str, run: Callable[[], Any]) -> Any:
+    """``run()`` with ``call_id`` the call its nested tool calls ask under."""
+    binding.outer_ids.append(call_id)
+    try:
+        return run()
+    finally:
+        with contextlib.suppress(ValueError):
+            binding.outer_ids.remove(call_id)
 
 
 def _refusal(message: str) -> str:
