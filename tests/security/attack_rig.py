@@ -74,7 +74,8 @@ def make_world(tmp_path: Path) -> World:
     # (execute_code), whose path may not exceed 107 bytes; removed when the tests end.
     short_tmp = Path(tempfile.mkdtemp(prefix="acpw-", dir="/tmp"))
     atexit.register(shutil.rmtree, short_tmp, True)
-    world = World(*(tmp_path / f.name for f in fields(World) if f.name != "tmp"), short_tmp)
+    places = {f.name: tmp_path / f.name for f in fields(World)}
+    world = World(**{**places, "tmp": short_tmp})
     for f in fields(World):
         getattr(world, f.name).mkdir(exist_ok=f.name == "tmp")
     (world.home / ".ssh").mkdir(mode=0o700)
