@@ -75,3 +75,11 @@ def test_a_call_tied_to_no_turn_is_refused_and_nothing_runs() -> None:
     result = Boundary().handle("terminal", {"command": "touch x"}, run, "no-such-task", "c1")
     assert ran == []
     assert "cannot tie this terminal call to a running session turn" in json.loads(result)["error"]
+
+
+def test_what_reaches_the_network_is_asked_in_every_mode_but_full_access() -> None:
+    network = ["web_search", "web_extract", "vision_analyze", "browser_navigate", "browser_cdp"]
+    assert {DECISIONS[name][0] for name in network} == {"ask_every_mode"}
+    assert all("network" in DECISIONS[name][1] for name in network)
+    assert DECISIONS["session_search"][0] == "ask_every_mode"
+    assert DECISIONS["execute_code"][0] == "command"

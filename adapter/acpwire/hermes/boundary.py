@@ -101,10 +101,15 @@ DECISIONS: Mapping[str, tuple[Decision, str]] = {
         "ask_every_mode",
         "searches Hermes' sessions of every workspace (state.db)",
     ),
-    "web_search": ("ask", "sends a query to a web search service"),
-    "web_extract": ("ask", "fetches web pages"),
-    "vision_analyze": ("ask", "sends an image (a URL or a local file) to a vision model"),
-    **dict.fromkeys(BROWSER, ("ask", "drives a web browser (network, downloads)")),
+    "web_search": ("ask_every_mode", "sends a query to a web search service (network)"),
+    "web_extract": ("ask_every_mode", "fetches web pages (network)"),
+    "vision_analyze": (
+        "ask_every_mode",
+        "sends an image (a URL or a local file) to a vision model (network)",
+    ),
+    **dict.fromkeys(
+        BROWSER, ("ask_every_mode", "drives a web browser (network, downloads, local files)")
+    ),
     "execute_code": ("command", "runs model-written Python outside the sandbox"),
     "delegate_task": (
         "delegate",
@@ -112,7 +117,8 @@ DECISIONS: Mapping[str, tuple[Decision, str]] = {
     ),
 }
 """Every other tool of Hermes' ACP toolset: allowed, asked in Default (``ask``), asked in
-every mode but Full Access (``ask_every_mode``), judged as an unsandboxed command
+every mode but Full Access (``ask_every_mode``: what reaches the network, as a command
+leaving the sandbox is, or beyond the workspace), judged as an unsandboxed command
 (``command``), or allowed with its children bound to this turn (``delegate``)."""
 
 NOT_SERVED: Mapping[str, str] = {
