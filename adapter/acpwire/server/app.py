@@ -17,6 +17,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from acp_v1.peers import ClientPeer
 from acpwire.agent.factory import AgentFactory
 from acpwire.config import Settings
+from acpwire.environment import secret_spec
 from acpwire.mcp import McpServerHost
 from acpwire.private import (
     FILE_MODE,
@@ -27,7 +28,6 @@ from acpwire.private import (
 )
 from acpwire.probe import ConnectionProbe
 from acpwire.sandbox import sandbox_status
-from acpwire.sandbox.environment import secret_spec
 from acpwire.store import SessionStore, StoreError, open_session_store
 
 from .backend import AcpBackend
