@@ -26,7 +26,7 @@ from acpwire.limits import ToolLimits
 from acpwire.link import ClientConnection
 from acpwire.rpc import memory_pair, resource_not_found
 from acpwire.server.app import Runtime, serve
-from acpwire.server.mcp import LateStart, McpHost
+from acpwire.server.editor.mcp_host import LateStart, McpHost
 from tests.backend.editor_terminals import TerminalHost
 from tests.support.fake_llm import FakeLLM, Reply
 

@@ -1,5 +1,5 @@
 """The factory of the embedded default agent: the built-in ``default`` registration
-(``acpwire.hermes.factory`` has Hermes' one; ``acpwire.server.choice`` picks).
+(``acpwire.hermes.factory`` has Hermes' one; ``acpwire.server.process.choice`` picks).
 
 It implements the full :class:`~acpwire.agent.factory.AgentFactory`: one agent per
 session, whether a model provider is configured at all (so ``session/new`` can answer

@@ -7,6 +7,12 @@ the client understands. Nothing is ever approved by default: a timeout, a cancel
 outcome, an option that was not offered or a failure to reach the client all refuse,
 each with its own message for the model. What was granted for the session or the
 workspace is remembered (:func:`approval_memory`, :func:`access_memory`).
+
+The tool call a permission request shows (:func:`edit_request`, :func:`access_request`)
+says what is written or read where, which MCP tool is called with what, and why it is
+asked. When a path resolves somewhere else than it is spelt (a symlink on the way), the
+request names the resolved target, in the title and in the diff, and says why it is
+asked (protected, hard-linked, outside the workspace, linked).
 """
 
 from __future__ import annotations
@@ -35,24 +41,73 @@ from acpwire.approval.permissions import (
 )
 from acpwire.approval.policy import decide_edits, policy_for_mode
 from acpwire.render import diff_content, text_content
-
-from ._prompts import access_request, edit_request
-from .nulls import request_permission
-from .state import SessionState
+from acpwire.server.editor.null_diffs import request_permission
+from acpwire.server.sessions.state import SessionState
 
 if TYPE_CHECKING:
-    from .core import BackendCore
+    from acpwire.server.editor.backend import Backend
+
+
+from acpwire.approval.policy import EditBatchDecision, EditDecision
+
+
+def target_of(proposal: EditProposal, decision: EditDecision) -> str:
+    """The path the write lands on (the requested one when it cannot be resolved)."""
+    return str(decision.resolved_path) if decision.resolved_path is not None else proposal.path
+
+
+def _named(proposal: EditProposal, decision: EditDecision) -> str:
+    target = target_of(proposal, decision)
+    return f"{proposal.path} → {target}" if decision.linked else target
+
+
+def edit_request(
+    call_id: str, group: list[EditProposal], batch: EditBatchDecision, part: str = ""
+) -> m.ToolCallUpdate:
+    """The pending tool call of an edit permission request for the files of ``group``."""
+    pairs = list(zip(group, batch.decisions, strict=True))
+    reasons = sorted({reason for _, d in pairs for reason in d.why_asked()})
+    title = f"Approve edit{part}: {', '.join(_named(p, d) for p, d in pairs)}"
+    if reasons:
+        title += f" ({'; '.join(reasons)})"
+    content: list[m.ToolCallContent] = []
+    if reasons:
+        lines = [f"{_named(p, d)}: {'; '.join(d.why_asked())}" for p, d in pairs if d.why_asked()]
+        content.append(text_content("Asked because:\n" + "\n".join(lines)))
+    content += [diff_content(p, target_of(p, d)) for p, d in pairs]
+    return m.ToolCallUpdate(
+        tool_call_id=call_id, title=title, kind="edit", status="pending", content=content
+    )
+
+
+def access_request(call_id: str, proposal: AccessProposal, why: str) -> m.ToolCallUpdate:
+    """The pending tool call of a read or MCP tool call permission request."""
+    if proposal.kind == "read":
+        title = f"Read {proposal.target} ({why})"
+        body = f"Read {proposal.target}\nAsked because: {why}"
+    else:
+        what = f"{proposal.target}" if proposal.reason else f"MCP tool {proposal.target}"
+        title = f"Call {what} ({why})"
+        body = f"Call {what} with {proposal.detail or '{}'}"
+    return m.ToolCallUpdate(
+        tool_call_id=call_id,
+        title=title,
+        kind="read" if proposal.kind == "read" else "other",
+        status="pending",
+        content=[text_content(body)],
+    )
+
 
 __all__ = ["ACCESS_KEY", "MEMORY_KEY", "Approvals", "access_memory", "approval_memory"]
 
-logger = logging.getLogger("acpwire.server.services")
-"""The services' logger: the approvals log as they did inside :mod:`.services`."""
+logger = logging.getLogger("acpwire.server.editor.services")
+"""The services' logger: the approvals log as they did inside :mod:`~.services`."""
 
 MEMORY_KEY = "approvals"
 ACCESS_KEY = "access approvals"
 
 
-def approval_memory(backend: BackendCore, state: SessionState) -> ApprovalMemory:
+def approval_memory(backend: Backend, state: SessionState) -> ApprovalMemory:
     """The session's approval memory (session grants + the workspace's persistent ones)."""
     memory = state.extra.get(MEMORY_KEY)
     if not isinstance(memory, ApprovalMemory):
@@ -60,7 +115,7 @@ def approval_memory(backend: BackendCore, state: SessionState) -> ApprovalMemory
     return memory
 
 
-def access_memory(backend: BackendCore, state: SessionState) -> AccessMemory:
+def access_memory(backend: Backend, state: SessionState) -> AccessMemory:
     """The session's read and MCP tool grants (tool grants per workspace in the store)."""
     memory = state.extra.get(ACCESS_KEY)
     if not isinstance(memory, AccessMemory):
@@ -72,7 +127,7 @@ class Approvals:
     """The approvals of one session's turns; :class:`~.services.SessionServices` sets
     the attributes below and sends the updates."""
 
-    backend: BackendCore
+    backend: Backend
     state: SessionState
     memory: ApprovalMemory
     access: AccessMemory

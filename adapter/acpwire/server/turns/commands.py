@@ -9,19 +9,34 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from acp_v1 import models as m
 from acpwire._version import __version__
-
-from . import options
-from .services import access_memory, approval_memory
-from .state import QueuedPrompt, SessionState
+from acpwire.server.editor.services import SessionServices, access_memory, approval_memory
+from acpwire.server.sessions import options
+from acpwire.server.sessions.state import QueuedPrompt, SessionState
 
 if TYPE_CHECKING:
-    from .turns import TurnRunner
+    from contextlib import AbstractAsyncContextManager
+
+    from acpwire.server.editor.backend import Backend
+
+
+class Runner(Protocol):
+    """What a command asks of the turn machinery
+    (:class:`~.runner.TurnRunner`, which runs the commands)."""
+
+    @property
+    def backend(self) -> Backend: ...
+
+    async def send_config(self, state: SessionState) -> None: ...
+
+    def between_turns(self, state: SessionState) -> AbstractAsyncContextManager[None]: ...
+
+    async def enqueue(self, state: SessionState, queued: QueuedPrompt) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +86,7 @@ def _help() -> str:
 
 
 async def handle(
-    runner: TurnRunner, state: SessionState, text: str, *, full: str | None = None
+    runner: Runner, state: SessionState, text: str, *, full: str | None = None
 ) -> str | RunPrompt | None:
     """The reply to a slash command, a prompt to run instead, or None (send to the model).
 
@@ -148,7 +163,7 @@ async def _context(state: SessionState) -> str:
     )
 
 
-async def _compact(runner: TurnRunner, state: SessionState) -> str:
+async def _compact(runner: Runner, state: SessionState) -> str:
     """Compress the history between turns. No turn overlaps it and the session counts
     as running meanwhile, so a prompt arriving now is queued (and run after the reply)
     instead of being answered from, and then dropped with, the history being replaced."""
@@ -166,8 +181,6 @@ async def _compact(runner: TurnRunner, state: SessionState) -> str:
         await runner.backend.blocking(runner.backend.manager.save_history, state, compressed)
     after_id = state.agent.internal_session_id
     if after_id != before_id:
-        from .services import SessionServices
-
         await SessionServices(runner.backend, state).rotated(after_id, "compression")
     after_used, _ = await anyio.to_thread.run_sync(state.agent.context_usage, list(compressed))
     return (
@@ -176,9 +189,7 @@ async def _compact(runner: TurnRunner, state: SessionState) -> str:
     )
 
 
-async def _steer(
-    runner: TurnRunner, state: SessionState, arg: str, full_arg: str
-) -> str | RunPrompt:
+async def _steer(runner: Runner, state: SessionState, arg: str, full_arg: str) -> str | RunPrompt:
     if not arg:
         return "Usage: /steer <guidance>"
     if state.running:
@@ -200,7 +211,7 @@ async def _steer(
     return RunPrompt(full_arg, arg)
 
 
-async def _approvals(runner: TurnRunner, state: SessionState, arg: str) -> str:
+async def _approvals(runner: Runner, state: SessionState, arg: str) -> str:
     """acpwire's remembered decisions for this workspace, and the agent's own list
     (``factory.shared_approvals``: Hermes' command_allowlist); revoke takes from both."""
     memory = approval_memory(runner.backend, state)

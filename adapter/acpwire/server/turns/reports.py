@@ -5,7 +5,7 @@ title and provenance, config options) and a turn's record: its title when it sta
 and when it has ended its history saved, an internal-session rotation reported, an
 error or unstreamed answer shown, a leftover steer queued, a generated title asked for
 after the answer, and the ACP stop reason and usage it answers with.
-:class:`TurnReports` is the base of :class:`~acpwire.server.turns.TurnRunner`, which
+:class:`TurnReports` is the base of :class:`~.runner.TurnRunner`, which
 decides when turns run.
 """
 
@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, Final
 from acp_v1 import models as m
 from acpwire.agent.seam import TurnResult
 from acpwire.endpoint import after_answer
-
-from . import commands, options, queued as queued_prompts
-from .services import SessionServices
-from .state import QueuedPrompt, SessionState
+from acpwire.server.editor.services import SessionServices
+from acpwire.server.sessions import options
+from acpwire.server.sessions.state import QueuedPrompt, SessionState
+from acpwire.server.turns import commands, queued as queued_prompts
 
 if TYPE_CHECKING:
-    from .core import BackendCore
+    from acpwire.server.editor.backend import Backend
 
 __all__ = ["STOP_REASONS", "TITLE_CHARS", "TurnReports"]
 
@@ -42,7 +42,7 @@ STOP_REASONS: Final[dict[str, m.KnownStopReason]] = {
 class TurnReports:
     """The reports around the turns of every session of one connection."""
 
-    def __init__(self, backend: BackendCore) -> None:
+    def __init__(self, backend: Backend) -> None:
         self.backend = backend
 
     async def advertise(self, state: SessionState) -> None:

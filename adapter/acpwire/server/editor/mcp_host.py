@@ -7,8 +7,7 @@ from typing import Protocol, Self
 
 from acp_v1 import models as m
 from acpwire.mcp.session import LateStart
-
-from .state import SessionState
+from acpwire.server.sessions.state import SessionState
 
 __all__ = ["LateStart", "McpHost"]
 

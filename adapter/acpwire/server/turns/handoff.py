@@ -7,7 +7,7 @@ are joined into one (never reordered or dropped). A :class:`Call` is a coroutine
 thread wants run on the loop, in queue order, with the thread blocked on a future for
 its answer; it is abandoned when its caller stops waiting, when the turn is cancelled
 (calls marked ``on_cancel``) or when the turn is over. This module knows nothing of ACP:
-what an item means is the handler's business (:class:`~acpwire.server.bridge.TurnBridge`).
+what an item means is the handler's business (:class:`~.bridge.TurnBridge`).
 """
 
 from __future__ import annotations

@@ -18,9 +18,8 @@ import anyio
 from anyio import CapacityLimiter
 
 from acpwire.agent.seam import SyncAgent, TurnResult
-
-from .bridge import TurnBridge
-from .state import QueuedPrompt, SessionState
+from acpwire.server.sessions.state import QueuedPrompt, SessionState
+from acpwire.server.turns.bridge import TurnBridge
 
 logger = logging.getLogger(__name__)
 

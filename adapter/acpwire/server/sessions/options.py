@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 from acp_v1 import models as m
 from acpwire.rpc import invalid_params
-
-from .state import MODES, SessionState
+from acpwire.server.sessions.state import MODES, SessionState
 
 MODEL = "model"
 MODE = "mode"

@@ -1,7 +1,7 @@
 """The turn bridge: the agent's worker-thread callbacks become ordered ``session/update``s.
 
 The agent thread never waits for the editor to read an update: callbacks queue items
-and return (the queue, its batched wake-ups and its pump are :mod:`._handoff`); one pump
+and return (the queue, its batched wake-ups and its pump are :mod:`~.handoff`); one pump
 task on the event loop sends them in order. Text and thought deltas that pile up while
 the client is slow are coalesced into one chunk (joined, never reordered or dropped).
 Calls that need an answer (approvals, reading a file through the
@@ -37,9 +37,8 @@ from acpwire.agent.seam import (
 from acpwire.approval.messages import refusal_message
 from acpwire.fastpath import ChunkKind
 from acpwire.render import end_update, plan_update, start_update, text_content
-
-from ._handoff import TEXT, THOUGHT, Call, Handoff
-from .editor_errors import no_answer
+from acpwire.server.editor.refusals import no_answer
+from acpwire.server.turns.handoff import TEXT, THOUGHT, Call, Handoff
 
 __all__ = ["TurnBridge", "TurnServices"]
 

@@ -20,8 +20,7 @@ from acpwire.builders import text_chunk
 from acpwire.fastpath import ChunkKind, text_chunk_params
 from acpwire.probe import ConnectionProbe
 from acpwire.rpc import Connection
-
-from .nulls import send_update
+from acpwire.server.editor.null_diffs import send_update
 
 logger = logging.getLogger(__name__)
 

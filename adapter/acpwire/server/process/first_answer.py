@@ -7,9 +7,9 @@ the answer needs none of it. So the stdio backend claims stdin and stdout
 (:func:`acpwire.rpc.stdio.claim_stdio`), reads the first line itself and, when it is an
 ``initialize`` request that validates, answers it here as the connection would: the
 same envelope model and decoding rules as :class:`acpwire.endpoint.AcpEndpoint`, the
-same answer (:func:`.advertised.greet`), the same encoder. The event loop then starts
-on the claim: what was read and not used is received first, and the connection adopts
-the probe and loads the backend as after any ``initialize``.
+same answer (:func:`~acpwire.server.methods.advertised.greet`), the same encoder. The
+event loop then starts on the claim: what was read and not used is received first, and
+the connection adopts the probe and loads the backend as after any ``initialize``.
 
 Anything else first (another method, a notification, a line that is not JSON, too long
 or nested too deeply, params that do not validate, a null id, end of input) is not
@@ -31,8 +31,7 @@ from acpwire._decoding import holds_non_finite
 from acpwire.probe import ConnectionProbe
 from acpwire.rpc.messages import RequestId, encode_result
 from acpwire.rpc.stdio import ClaimedStdio, claim_stdio
-
-from .advertised import DEFAULT_MCP_TRANSPORTS, greet
+from acpwire.server.methods.advertised import DEFAULT_MCP_TRANSPORTS, greet
 
 if TYPE_CHECKING:
     from acpwire.agent.factory import AgentFactory

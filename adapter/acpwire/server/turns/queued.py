@@ -16,17 +16,16 @@ from typing import TYPE_CHECKING
 import anyio
 
 from acpwire.agent.seam import Message
+from acpwire.server.sessions.state import QueuedPrompt, SessionState
 from acpwire.store import NOT_RUN_CANCELLED
 
-from .state import QueuedPrompt, SessionState
-
 if TYPE_CHECKING:
-    from .core import BackendCore
+    from acpwire.server.editor.backend import Backend
 
 __all__ = ["begin", "enqueue", "settle_unrun"]
 
 
-async def enqueue(backend: BackendCore, state: SessionState, queued: QueuedPrompt) -> int:
+async def enqueue(backend: Backend, state: SessionState, queued: QueuedPrompt) -> int:
     """Put ``queued`` behind the running turn, stored when this returns; the queue's
     length. It joins the queue first (so the running turn cannot end without seeing
     it), and its turn waits until the row is written; a failed write takes it out of
@@ -45,7 +44,7 @@ async def enqueue(backend: BackendCore, state: SessionState, queued: QueuedPromp
     return len(state.queue)
 
 
-async def begin(backend: BackendCore, state: SessionState, prompt: QueuedPrompt) -> None:
+async def begin(backend: Backend, state: SessionState, prompt: QueuedPrompt) -> None:
     """A turn starts: its prompt becomes the history's user message (replacing its
     pending row, if it has one, in the same transaction)."""
     if prompt.stored is not None:
@@ -61,7 +60,7 @@ async def begin(backend: BackendCore, state: SessionState, prompt: QueuedPrompt)
         )
 
 
-async def settle_unrun(backend: BackendCore, state: SessionState) -> None:
+async def settle_unrun(backend: Backend, state: SessionState) -> None:
     """Record the accepted prompts that will not run (a cancel dropped them) as such."""
     if not state.unrun:
         return

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 if TYPE_CHECKING:  # the store and the agent seam load with the backend, not before
-    from .state import SessionState
+    from acpwire.server.sessions.state import SessionState
 
 __all__ = ["SECOND_WITHIN_S", "SignalPolicy", "watch_signals"]
 

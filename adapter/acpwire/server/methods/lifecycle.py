@@ -1,7 +1,7 @@
 """``initialize``, ``authenticate`` and ``logout``: how a client is greeted and how it gets
 past "no model provider configured".
 
-What ``initialize`` advertises is built in :mod:`.advertised` (synchronously: the
+What ``initialize`` advertises is built in :mod:`~.advertised` (synchronously: the
 ``acpwire`` command can answer before the event loop starts); here the connection's
 answer and the authentication checks.
 """
@@ -16,8 +16,7 @@ from acp_v1 import models as m
 from acpwire.agent.extras import SetupMethod
 from acpwire.probe import ConnectionProbe
 from acpwire.rpc import auth_required, invalid_params
-
-from .advertised import ACPWIRE_SETUP, greet
+from acpwire.server.methods.advertised import ACPWIRE_SETUP, greet
 
 if TYPE_CHECKING:
     from acpwire.agent.factory import AgentFactory

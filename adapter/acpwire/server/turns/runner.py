@@ -1,10 +1,10 @@
 """Prompt turns: queueing, steering and cancellation (the history, title and usage
-around each turn are :mod:`._reports`).
+around each turn are :mod:`~.reports`).
 
-A turn runs the synchronous agent in the backend's thread pool (:mod:`.worker`; its
+A turn runs the synchronous agent in the backend's thread pool (:mod:`~.worker`; its
 context variables are a copy per turn, so sessions sharing pool threads never see each
 other's); turns of one session never overlap (``SessionState.turn_lock``). Updates flow
-through a :class:`~acpwire.server.bridge.TurnBridge` and are all sent before the
+through a :class:`~.bridge.TurnBridge` and are all sent before the
 ``session/prompt`` answer. Rules, each fixing a defect of the Hermes adapter:
 
 * ``session/cancel`` interrupts the agent and the prompt answers ``cancelled`` promptly
@@ -12,7 +12,7 @@ through a :class:`~acpwire.server.bridge.TurnBridge` and are all sent before the
   nothing; a cancelled turn never goes on to run queued prompts;
 * ``running`` is reset in ``finally``, also when the request itself is cancelled; a
   request cancelled before its worker started leaves no turn behind to wait for;
-* a prompt arriving during a turn is queued, stored (:mod:`.queued`) and answered at
+* a prompt arriving during a turn is queued, stored (:mod:`~.queued`) and answered at
   once; after a normal turn the queue runs inside the same request, each queued prompt
   echoed as a user message; one that never runs is recorded as not run;
 * a prompt arriving while the running turn is being cancelled (an editor's "send now":
@@ -29,13 +29,12 @@ import anyio
 
 from acp_v1 import models as m
 from acpwire.agent.seam import TurnResult
-
-from . import commands, queued as queued_prompts
-from ._reports import TurnReports
-from .bridge import TurnBridge
-from .services import SessionServices
-from .state import QueuedPrompt, SessionState
-from .worker import CANCEL_GRACE_S, WorkerGate, run_agent_turn
+from acpwire.server.editor.services import SessionServices
+from acpwire.server.sessions.state import QueuedPrompt, SessionState
+from acpwire.server.turns import commands, queued as queued_prompts
+from acpwire.server.turns.bridge import TurnBridge
+from acpwire.server.turns.reports import TurnReports
+from acpwire.server.turns.worker import CANCEL_GRACE_S, WorkerGate, run_agent_turn
 
 __all__ = ["TurnRunner"]
 
@@ -68,7 +67,7 @@ async def _last_worker_gone(state: SessionState, epoch: int | None) -> bool:
 
 class TurnRunner(TurnReports):
     """Runs the prompt turns of every session of one connection (what the editor and
-    the store learn around each turn: :class:`~._reports.TurnReports`)."""
+    the store learn around each turn: :class:`~.reports.TurnReports`)."""
 
     # -- cancel / stop ------------------------------------------------------------------
 
@@ -151,7 +150,7 @@ class TurnRunner(TurnReports):
 
     async def enqueue(self, state: SessionState, queued: QueuedPrompt) -> int:
         """Queue a prompt behind the running turn, stored before the caller acknowledges
-        it (:func:`.queued.enqueue`); the queue's length."""
+        it (:func:`~.queued.enqueue`); the queue's length."""
         return await queued_prompts.enqueue(self.backend, state, queued)
 
     async def run_turns(self, state: SessionState, first: QueuedPrompt | None) -> m.PromptResponse:

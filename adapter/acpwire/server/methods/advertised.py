@@ -7,7 +7,7 @@ agent must accept) and the HTTP/SSE transports the MCP layer implements.
 
 Everything here is synchronous and needs no event loop: :func:`greet` is the whole
 answer to an ``initialize``, used by the connection's front desk and by the ``acpwire``
-command's answer before the loop starts (:mod:`._early`).
+command's answer before the loop starts (:mod:`~acpwire.server.process.first_answer`).
 """
 
 from __future__ import annotations

@@ -13,11 +13,11 @@ import logging
 import threading
 from collections import OrderedDict
 
-from .state import SessionState
+from acpwire.server.sessions.state import SessionState
 
 __all__ = ["MAX_OPEN_SESSIONS", "OpenSessions"]
 
-logger = logging.getLogger("acpwire.server.manager")
+logger = logging.getLogger("acpwire.server.sessions.manager")
 """The manager's logger: what moved here logs as it did before."""
 
 MAX_OPEN_SESSIONS = 32

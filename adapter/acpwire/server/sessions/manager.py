@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING
 
 from acpwire.agent.factory import AgentFactory
 from acpwire.provenance import InternalSessionSource
+from acpwire.server.sessions.lazy_agent import LazyAgent
+from acpwire.server.sessions.resident import MAX_OPEN_SESSIONS, OpenSessions
+from acpwire.server.sessions.state import DEFAULT_MODE, SessionState
 from acpwire.store import NOT_RUN_STOPPED, UNSET, SessionRecord, SessionStore, Unset
 from acpwire.store.catalog import ForeignSession, SessionCatalog
-
-from .lazy import LazyAgent
-from .resident import MAX_OPEN_SESSIONS, OpenSessions
-from .state import DEFAULT_MODE, SessionState
 
 if TYPE_CHECKING:
     from acpwire.agent.seam import Message, SyncAgent

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskStatus
@@ -28,17 +28,27 @@ from acpwire.agent.factory import AgentFactory
 from acpwire.endpoint import after_answer
 from acpwire.link import AgentConnection
 from acpwire.probe import ConnectionProbe
-
-from . import lifecycle
-from .advertised import DEFAULT_MCP_TRANSPORTS
+from acpwire.server.methods import lifecycle
+from acpwire.server.methods.advertised import DEFAULT_MCP_TRANSPORTS
 
 if TYPE_CHECKING:
-    from .app import Runtime
-    from .backend import AcpBackend
-    from .mcp import McpHost
-    from .state import SessionState
+    from acpwire.server.editor.mcp_host import McpHost
+    from acpwire.server.methods.backend import AcpBackend
+    from acpwire.server.sessions.state import SessionState
 
 logger = logging.getLogger(__name__)
+
+
+class Assembly(Protocol):
+    """What outlives a connection and builds its backend: the
+    :class:`~acpwire.server.app.Runtime`, which the front desk only ever meets through
+    :attr:`Station.runtime`, once ``initialize`` is answered."""
+
+    def backend_for(
+        self, station: Station, client: ClientPeer, probe: ConnectionProbe | None
+    ) -> tuple[AcpBackend, McpHost]:
+        """The backend of one connection and its MCP host, still to be entered."""
+        ...
 
 
 @dataclass(slots=True)
@@ -46,8 +56,9 @@ class Station:
     """What one connection is served with: the runtime (made on first use) and options."""
 
     factory: AgentFactory
-    runtime: Callable[[], Runtime]
-    """The process's runtime; called when the backend is built (it opens the database)."""
+    runtime: Callable[[], Assembly]
+    """The process's runtime; called when the backend is built (it opens the database:
+    the session machinery loads here)."""
     unstable: bool = True
     mcp: McpHost | None = None
     """The MCP host; None builds an ``acpwire.mcp.McpServerHost`` with the backend."""
@@ -95,7 +106,7 @@ async def serve_connection(
     """Serve one ACP client until it closes the stream, then stop its sessions' work.
 
     ``greeted``: the client's ``initialize`` was answered before the connection started
-    (:mod:`._early`), with this probe, and the factory's look-up has begun; the backend
+    (:mod:`~.first_answer`), with this probe, and the factory's look-up has begun; the backend
     then loads at once.
     """
     link = AgentConnection(
@@ -114,9 +125,7 @@ async def serve_connection(
                     await closed.wait()
 
             async def open_backend() -> AcpBackend:
-                from .app import build_backend  # the session machinery loads here
-
-                backend, host = build_backend(station, desk.client, desk.probe)
+                backend, host = station.runtime().backend_for(station, desk.client, desk.probe)
                 await tg.start(hold, host)
                 built.append((backend, host))
                 station.backends.append(backend)
