@@ -1,5 +1,5 @@
 """Which variable and key names look like they hold a credential: the one rule the scrubbed
-environment (:mod:`acpwire.environment`, what commands and MCP servers may see) and
+environment (:mod:`acpwire.config.environment`, what commands and MCP servers may see) and
 the tap's trace masking (:mod:`acpwire.cli.tap`) share. Stdlib only."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from acp_v1 import models as m
-from acpwire.limits import ToolLimits
+from acpwire.config.limits import ToolLimits
 from tests.backend.harness import (
     FS_CAPS,
     NO_CAPS,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from acp_v1 import models as m
-from acpwire.environment import SecretSpec, command_env, looks_secret, scrubbed_env
+from acpwire.config.environment import SecretSpec, command_env, looks_secret, scrubbed_env
 from acpwire.mcp.transports import UnsupportedServer, stdio_environment
 
 ENVIRON = {

@@ -29,7 +29,7 @@ from acpwire.agent.toolcalls import (
     unique_ids,
 )
 from acpwire.agent.tools import CommandRunner, SessionState, ToolContext, ToolRegistry
-from acpwire.limits import ToolLimits
+from acpwire.config.limits import ToolLimits
 
 __all__ = ["TOOL_RESULT_CAP", "Turn", "TurnLoop"]
 

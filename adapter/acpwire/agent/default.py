@@ -32,7 +32,7 @@ from acpwire.agent.tools import (
     default_tools,
 )
 from acpwire.agent.tools.todo import restore_todos
-from acpwire.limits import ToolLimits
+from acpwire.config.limits import ToolLimits
 
 __all__ = ["TOOL_RESULT_CAP", "DefaultAgent"]
 

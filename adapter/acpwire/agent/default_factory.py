@@ -24,7 +24,7 @@ from acpwire.agent.config import (
     resolve_config,
 )
 from acpwire.agent.lookup import DISCOVERY_MARGIN_S, BackgroundLookup, needs_lookup
-from acpwire.limits import ToolLimits
+from acpwire.config.limits import ToolLimits
 
 if TYPE_CHECKING:
     from acpwire.agent.seam import SyncAgent

@@ -49,8 +49,8 @@ from acpwire.agent.tools.files import ReadFileTool, WriteFileTool
 from acpwire.agent.tools.patch import PatchTool
 from acpwire.agent.tools.search import SearchFilesTool
 from acpwire.agent.tools.terminal import LocalRunner, TerminalTool
+from acpwire.config.limits import ToolLimits
 from acpwire.hermes.modules import available, hermes_module
-from acpwire.limits import ToolLimits
 
 __all__ = [
     "DECISIONS",

@@ -11,7 +11,7 @@
 - :mod:`~acpwire.sandbox.decide`: per command, asked or not, sandboxed or not.
 
 The scrubbed environment (no secrets) of commands and MCP servers alike is
-:mod:`acpwire.environment`, below the agent layer, which uses it too. Importing this package
+:mod:`acpwire.config.environment`, below the agent layer, which uses it too. Importing this package
 loads no protocol code.
 """
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from acpwire.agent.seam import CommandPlan
 from acpwire.agent.tools.danger import dangerous_reason
 from acpwire.config import Settings
-from acpwire.environment import command_env, secret_spec
+from acpwire.config.environment import command_env, secret_spec
 from acpwire.sandbox.bwrap import env_argv
 from acpwire.sandbox.decide import READ_ONLY_GIT_ENV, Escalation, decide_command
 from acpwire.sandbox.guard import SandboxGuard

@@ -17,15 +17,15 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from acp_v1.peers import ClientPeer
 from acpwire.agent.factory import AgentFactory
 from acpwire.config import Settings
-from acpwire.environment import secret_spec
-from acpwire.mcp import McpServerHost
-from acpwire.private import (
+from acpwire.config.environment import secret_spec
+from acpwire.config.private import (
     FILE_MODE,
     PRIVATE_FILES,
     create_private_file,
     make_private_home,
     restrict,
 )
+from acpwire.mcp import McpServerHost
 from acpwire.probe import ConnectionProbe
 from acpwire.sandbox import sandbox_status
 from acpwire.server.editor.mcp_host import McpHost

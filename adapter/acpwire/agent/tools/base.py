@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from acpwire.agent.cancel import CancelToken
 from acpwire.agent.seam import CommandPlan, PlanItem, TurnHooks
-from acpwire.limits import ToolLimits
+from acpwire.config.limits import ToolLimits
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 

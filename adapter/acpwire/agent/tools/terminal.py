@@ -25,7 +25,7 @@ from acpwire.agent.seam import CommandPlan, CommandProposal, GuardRefused, Guard
 from acpwire.agent.tools.args import ToolArgError, opt_int, opt_str, req_str
 from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure
 from acpwire.agent.tools.danger import dangerous_reason
-from acpwire.environment import command_env
+from acpwire.config.environment import command_env
 
 BLOCKED = "BLOCKED: the user denied this command."
 HEAD_BYTES = 16_000

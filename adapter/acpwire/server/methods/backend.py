@@ -27,8 +27,8 @@ from acp_v1.peers import ClientPeer
 from acpwire.agent.config import ConfigError as AgentConfigError
 from acpwire.agent.factory import AgentFactory
 from acpwire.config import Settings
+from acpwire.config.paths import require_absolute_cwd
 from acpwire.endpoint import after_answer
-from acpwire.paths import require_absolute_cwd
 from acpwire.probe import ConnectionProbe
 from acpwire.provenance import provenance_meta
 from acpwire.rpc import (

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Final
 from acpwire._secret_names import looks_secret
 
 if TYPE_CHECKING:
-    from acpwire.config import Settings
+    from acpwire.config.settings import Settings
 
 __all__ = [
     "ALWAYS_SECRET",

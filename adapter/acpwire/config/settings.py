@@ -3,7 +3,7 @@
 ``$ACPWIRE_HOME`` (default ``~/.acpwire``: :mod:`acpwire._home`) holds ``config.toml``
 (provider, model and defaults), ``.env`` (secrets, loaded into the environment at start
 without overriding variables already set) and ``sessions.db``. Environment variables win over the file. The
-home is kept 0700 and those files 0600 (:mod:`acpwire.private`).
+home is kept 0700 and those files 0600 (:mod:`acpwire.config.private`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from acpwire._home import config_home
-from acpwire.limits import ToolLimits, limits_from_table
-from acpwire.private import make_private_home, repair_home, write_private
+from acpwire.config.limits import ToolLimits, limits_from_table
+from acpwire.config.private import make_private_home, repair_home, write_private
 
 logger = logging.getLogger(__name__)
 
