@@ -51,7 +51,7 @@ def serve(settings: Settings, agent: str | None, *, unstable: bool) -> int:
         gc.disable()
         # The first model built would import importlib.metadata to find pydantic plugins
         # (about 25 ms before `initialize` and again before `session/new`).
-        from acpwire._pydantic_plugins import defer_plugin_discovery
+        from acpwire.server.process.pydantic_plugins import defer_plugin_discovery
 
         defer_plugin_discovery()
         from acpwire.server.process.choice import AgentSpecError, choose_factory

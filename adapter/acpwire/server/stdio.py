@@ -135,8 +135,8 @@ def serve(
     editor closes stdin. A spec that cannot be served raises
     :class:`~.process.choice.AgentSpecError` before anything is read from stdin.
     """
-    from acpwire._logs import setup_logging
     from acpwire.config import load_settings
+    from acpwire.config.logs import setup_logging
 
     settings = load_settings()
     setup_logging(log_level or settings.log_level)

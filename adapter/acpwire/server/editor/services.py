@@ -28,7 +28,6 @@ import anyio
 from acp_v1 import models as m
 from acpwire.agent.seam import CommandPlan, EditorRefused
 from acpwire.fastpath import ChunkKind
-from acpwire.provenance import provenance_meta
 from acpwire.sandbox.decide import ESCALATIONS, Escalation
 from acpwire.sandbox.plan import plan_command
 from acpwire.server.editor.approvals import (
@@ -39,6 +38,7 @@ from acpwire.server.editor.approvals import (
     approval_memory,
 )
 from acpwire.server.editor.refusals import editor_refusal, is_not_offered
+from acpwire.server.sessions.provenance import provenance_meta
 from acpwire.server.sessions.state import SessionState
 
 if TYPE_CHECKING:

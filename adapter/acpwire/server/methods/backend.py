@@ -30,7 +30,6 @@ from acpwire.config import Settings
 from acpwire.config.paths import require_absolute_cwd
 from acpwire.endpoint import after_answer
 from acpwire.probe import ConnectionProbe
-from acpwire.provenance import provenance_meta
 from acpwire.rpc import (
     RpcError,
     auth_required,
@@ -46,6 +45,7 @@ from acpwire.server.methods.advertised import setup_method_of
 from acpwire.server.sessions import options
 from acpwire.server.sessions.lazy_agent import LazyAgent
 from acpwire.server.sessions.manager import SessionManager
+from acpwire.server.sessions.provenance import provenance_meta
 from acpwire.server.sessions.state import DEFAULT_MODE, SessionState
 from acpwire.store import StoreError
 from acpwire.store.values import storable

@@ -16,8 +16,8 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from acpwire.agent.factory import AgentFactory
-from acpwire.provenance import InternalSessionSource
 from acpwire.server.sessions.lazy_agent import LazyAgent
+from acpwire.server.sessions.provenance import InternalSessionSource
 from acpwire.server.sessions.resident import MAX_OPEN_SESSIONS, OpenSessions
 from acpwire.server.sessions.state import DEFAULT_MODE, SessionState
 from acpwire.store import NOT_RUN_STOPPED, UNSET, SessionRecord, SessionStore, Unset
