@@ -30,7 +30,7 @@ from tests.backend.harness import (
 
 pytestmark = pytest.mark.anyio
 
-WORKER_MARK = "acpwire.agent.tools.grep"
+WORKER_MARK = "acpwire.agent.embedded.tools.grep"
 CATASTROPHIC = "(a+)+$"
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio.to_thread
 
 from acp_v1 import models as m
-from acpwire.agent.tools.base import ToolOutcome, ToolRegistry
+from acpwire.agent.embedded.tools.base import ToolOutcome, ToolRegistry
 from acpwire.mcp.tools import McpTool
 from acpwire.server.sessions.state import SessionState
 

@@ -160,7 +160,7 @@ class HermesAgentFactory:
             key, base_url = runtime.get("api_key"), runtime.get("base_url")
             listed: list[str] = []
             if provider == "custom" and isinstance(base_url, str):
-                from acpwire.agent.listing import list_models
+                from acpwire.agent.embedded.listing import list_models
 
                 with contextlib.suppress(Exception):
                     listed = list_models(base_url, key if isinstance(key, str) else None)

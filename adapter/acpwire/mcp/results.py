@@ -12,7 +12,7 @@ import json
 
 import mcp_types as types
 
-from acpwire.agent.tools.base import ToolOutcome, failure
+from acpwire.agent.embedded.tools.base import ToolOutcome, failure
 
 NO_CONTENT = "(the MCP tool returned no content)"
 

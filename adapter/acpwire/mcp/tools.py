@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 
 from acpwire.agent.cancel import CancelToken
+from acpwire.agent.embedded.tools.base import ToolContext, ToolOutcome, failure
 from acpwire.agent.seam import AccessProposal
-from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure
 
 from .naming import allocate_names
 from .results import describe_error, outcome_from_result

@@ -15,8 +15,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from acpwire.agent.embedded.tools.danger import dangerous_reason
 from acpwire.agent.seam import CommandPlan
-from acpwire.agent.tools.danger import dangerous_reason
 from acpwire.config import Settings
 from acpwire.config.environment import command_env, secret_spec
 from acpwire.sandbox.bwrap import env_argv

@@ -13,9 +13,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from acpwire.agent.seam import EditorRefused, Message, ToolEnd, ToolStart
-from acpwire.agent.stream import ToolCall
-from acpwire.agent.tools import (
+from acpwire.agent.embedded.stream import ToolCall
+from acpwire.agent.embedded.tools import (
     Tool,
     ToolArgError,
     ToolContext,
@@ -24,6 +23,7 @@ from acpwire.agent.tools import (
     check_arguments,
     failure,
 )
+from acpwire.agent.seam import EditorRefused, Message, ToolEnd, ToolStart
 
 log = logging.getLogger(__name__)
 

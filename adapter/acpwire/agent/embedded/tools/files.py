@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from acpwire.agent.seam import AccessProposal
-from acpwire.agent.tools.args import opt_int, req_str
-from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure, success
-from acpwire.agent.tools.fileio import (
+from acpwire.agent.embedded.tools.args import opt_int, req_str
+from acpwire.agent.embedded.tools.base import ToolContext, ToolOutcome, failure, success
+from acpwire.agent.embedded.tools.fileio import (
     FileChange,
     check_size,
     commit_changes,
@@ -16,7 +15,8 @@ from acpwire.agent.tools.fileio import (
     resolve_path,
     split_lines,
 )
-from acpwire.agent.tools.regular import check_regular
+from acpwire.agent.embedded.tools.regular import check_regular
+from acpwire.agent.seam import AccessProposal
 
 MAX_LINE_CHARS = 2000
 

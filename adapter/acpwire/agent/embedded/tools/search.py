@@ -21,11 +21,11 @@ import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from acpwire.agent.embedded.tools.args import ToolArgError, opt_int, opt_str, req_str
+from acpwire.agent.embedded.tools.base import ToolContext, ToolOutcome, failure, success
+from acpwire.agent.embedded.tools.fileio import resolve_path
+from acpwire.agent.embedded.tools.grep import BOOT, display, walk
 from acpwire.agent.seam import AccessProposal
-from acpwire.agent.tools.args import ToolArgError, opt_int, opt_str, req_str
-from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure, success
-from acpwire.agent.tools.fileio import resolve_path
-from acpwire.agent.tools.grep import BOOT, display, walk
 
 log = logging.getLogger(__name__)
 

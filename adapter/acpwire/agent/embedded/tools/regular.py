@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 
-from acpwire.agent.tools.args import ToolArgError
+from acpwire.agent.embedded.tools.args import ToolArgError
 
 __all__ = ["FileRefused", "FileTooLarge", "check_regular", "read_regular", "too_large"]
 

@@ -3,18 +3,18 @@
 The system prompt, the history as it goes on the wire (the reasoning and summary keys
 kept in the stored history stripped), the estimate of its size in tokens, and the
 summary that replaces all but the latest turns once it nears the context window.
-:class:`~acpwire.agent.default.DefaultAgent` decides when to compress.
+:class:`~acpwire.agent.embedded.default.DefaultAgent` decides when to compress.
 """
 
 from __future__ import annotations
 
 import platform
 
-from acpwire.agent import compress as ctx_size
 from acpwire.agent.cancel import CancelToken
-from acpwire.agent.llm import ChatClient
+from acpwire.agent.embedded import compress as ctx_size
+from acpwire.agent.embedded.llm import ChatClient
+from acpwire.agent.embedded.tools import ToolRegistry
 from acpwire.agent.seam import SUMMARY_KEY, Message, TurnUsage
-from acpwire.agent.tools import ToolRegistry
 
 __all__ = [
     "COMPRESS_AT",

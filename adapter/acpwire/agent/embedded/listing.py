@@ -18,8 +18,8 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
-from acpwire.agent.stream import ModelError, http_error
-from acpwire.agent.tls import tls_context
+from acpwire.agent.embedded.stream import ModelError, http_error
+from acpwire.agent.embedded.tls import tls_context
 
 __all__ = ["list_model_windows", "list_models"]
 

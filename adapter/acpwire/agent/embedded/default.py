@@ -4,7 +4,7 @@
 state, model settings, interrupt and steering, and the start and end of a turn. One turn
 calls the model, runs the tool calls it asks for, feeds the results back, and repeats
 until the model answers without tools (or a limit, an interrupt or an error stops it):
-the loop is :class:`~acpwire.agent._loop.TurnLoop`, mixed in. Each turn owns a fresh
+the loop is :class:`~acpwire.agent.embedded._loop.TurnLoop`, mixed in. Each turn owns a fresh
 cancel token and its hooks, so nothing leaks from one turn into the next. The history is
 compressed before a model call when it nears the context window (what the model is
 sent, its size and its summary: :mod:`._context`).
@@ -17,21 +17,21 @@ import threading
 import uuid
 from typing import Any
 
-from acpwire.agent import _context as context
-from acpwire.agent._loop import TOOL_RESULT_CAP, Turn, TurnLoop
 from acpwire.agent.cancel import CancelToken
 from acpwire.agent.config import AgentConfig, ConfigError
-from acpwire.agent.llm import ChatClient
-from acpwire.agent.seam import Message, TurnHooks, TurnResult
-from acpwire.agent.toolcalls import answer_dangling_calls
-from acpwire.agent.tools import (
+from acpwire.agent.embedded import _context as context
+from acpwire.agent.embedded._loop import TOOL_RESULT_CAP, Turn, TurnLoop
+from acpwire.agent.embedded.llm import ChatClient
+from acpwire.agent.embedded.toolcalls import answer_dangling_calls
+from acpwire.agent.embedded.tools import (
     CommandRunner,
     LocalRunner,
     SessionState,
     ToolRegistry,
     default_tools,
 )
-from acpwire.agent.tools.todo import restore_todos
+from acpwire.agent.embedded.tools.todo import restore_todos
+from acpwire.agent.seam import Message, TurnHooks, TurnResult
 from acpwire.config.limits import ToolLimits
 
 __all__ = ["TOOL_RESULT_CAP", "DefaultAgent"]

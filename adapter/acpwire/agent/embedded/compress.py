@@ -14,9 +14,9 @@ from collections import Counter
 from collections.abc import Sequence
 
 from acpwire.agent.cancel import CancelToken
-from acpwire.agent.llm import ChatClient
+from acpwire.agent.embedded.llm import ChatClient
+from acpwire.agent.embedded.stream import ModelError
 from acpwire.agent.seam import SUMMARY_KEY, Message, TurnUsage
-from acpwire.agent.stream import ModelError
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ def summarise(
 ) -> tuple[str, TurnUsage]:
     """A summary of ``older`` from the model, or a mechanical one when the call fails.
 
-    Raises :class:`~acpwire.agent.stream.ModelCancelled` when ``cancel`` fires.
+    Raises :class:`~acpwire.agent.embedded.stream.ModelCancelled` when ``cancel`` fires.
     """
     request: list[Message] = [
         {"role": "system", "content": SUMMARY_INSTRUCTIONS},

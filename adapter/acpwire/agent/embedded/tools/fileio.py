@@ -12,11 +12,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from acpwire.agent.seam import EditorRefused, EditProposal
-from acpwire.agent.tools.args import ToolArgError
-from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure
-from acpwire.agent.tools.regular import FileRefused, check_regular, read_regular, too_large
-from acpwire.agent.tools.safewrite import (
+from acpwire.agent.embedded.tools.args import ToolArgError
+from acpwire.agent.embedded.tools.base import ToolContext, ToolOutcome, failure
+from acpwire.agent.embedded.tools.regular import FileRefused, check_regular, read_regular, too_large
+from acpwire.agent.embedded.tools.safewrite import (
     MovedError,
     Pin,
     check_pinned,
@@ -24,6 +23,7 @@ from acpwire.agent.tools.safewrite import (
     remove_pinned,
     write_pinned,
 )
+from acpwire.agent.seam import EditorRefused, EditProposal
 
 EDIT_DENIED = "Edit denied by the user; file was not modified."
 
@@ -113,7 +113,7 @@ def commit_changes(ctx: ToolContext, changes: list[FileChange]) -> ToolOutcome |
     """Ask approval for all ``changes`` at once and apply them.
 
     Each path's resolved target is pinned before asking; the write lands on that target
-    or fails (see :mod:`acpwire.agent.tools.safewrite`). Returns a failed outcome
+    or fails (see :mod:`acpwire.agent.embedded.tools.safewrite`). Returns a failed outcome
     (denied, moved, or a write error), or None when all were applied.
     """
     pins = [pin(change.path) for change in changes]

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from acpwire._exports import lazy_exports
 
 if TYPE_CHECKING:
-    from acpwire.agent.tools.args import ToolArgError
-    from acpwire.agent.tools.base import (
+    from acpwire.agent.embedded.tools.args import ToolArgError
+    from acpwire.agent.embedded.tools.base import (
         CommandRunner,
         FunctionTool,
         SessionState,
@@ -23,10 +23,10 @@ if TYPE_CHECKING:
         check_arguments,
         failure,
     )
-    from acpwire.agent.tools.danger import dangerous_reason
-    from acpwire.agent.tools.fuzzy import PatchError, fuzzy_replace
-    from acpwire.agent.tools.registry import default_tools
-    from acpwire.agent.tools.terminal import LocalRunner
+    from acpwire.agent.embedded.tools.danger import dangerous_reason
+    from acpwire.agent.embedded.tools.fuzzy import PatchError, fuzzy_replace
+    from acpwire.agent.embedded.tools.registry import default_tools
+    from acpwire.agent.embedded.tools.terminal import LocalRunner
 
 __all__ = [
     "CommandRunner",
@@ -47,13 +47,13 @@ __all__ = [
 ]
 
 _WHERE = {
-    **dict.fromkeys(__all__, "acpwire.agent.tools.base"),  # the rest: their own modules
-    "ToolArgError": "acpwire.agent.tools.args",
-    "dangerous_reason": "acpwire.agent.tools.danger",
-    "PatchError": "acpwire.agent.tools.fuzzy",
-    "fuzzy_replace": "acpwire.agent.tools.fuzzy",
-    "default_tools": "acpwire.agent.tools.registry",
-    "LocalRunner": "acpwire.agent.tools.terminal",
+    **dict.fromkeys(__all__, "acpwire.agent.embedded.tools.base"),  # the rest: their own modules
+    "ToolArgError": "acpwire.agent.embedded.tools.args",
+    "dangerous_reason": "acpwire.agent.embedded.tools.danger",
+    "PatchError": "acpwire.agent.embedded.tools.fuzzy",
+    "fuzzy_replace": "acpwire.agent.embedded.tools.fuzzy",
+    "default_tools": "acpwire.agent.embedded.tools.registry",
+    "LocalRunner": "acpwire.agent.embedded.tools.terminal",
 }
 
 if not TYPE_CHECKING:  # type checkers read the imports above

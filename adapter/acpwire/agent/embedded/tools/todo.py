@@ -11,9 +11,9 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal, TypeGuard
 
+from acpwire.agent.embedded.tools.args import ToolArgError, opt_bool
+from acpwire.agent.embedded.tools.base import ToolContext, ToolOutcome
 from acpwire.agent.seam import Message, PlanItem
-from acpwire.agent.tools.args import ToolArgError, opt_bool
-from acpwire.agent.tools.base import ToolContext, ToolOutcome
 
 Status = Literal["pending", "in_progress", "completed", "cancelled"]
 STATUSES: tuple[Status, ...] = ("pending", "in_progress", "completed", "cancelled")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from acpwire.agent.tools.base import ToolRegistry
-from acpwire.agent.tools.files import ReadFileTool, WriteFileTool
-from acpwire.agent.tools.patch import PatchTool
-from acpwire.agent.tools.search import SearchFilesTool
-from acpwire.agent.tools.terminal import TerminalTool
-from acpwire.agent.tools.todo import TodoTool
+from acpwire.agent.embedded.tools.base import ToolRegistry
+from acpwire.agent.embedded.tools.files import ReadFileTool, WriteFileTool
+from acpwire.agent.embedded.tools.patch import PatchTool
+from acpwire.agent.embedded.tools.search import SearchFilesTool
+from acpwire.agent.embedded.tools.terminal import TerminalTool
+from acpwire.agent.embedded.tools.todo import TodoTool
 
 __all__ = ["default_tools"]
 

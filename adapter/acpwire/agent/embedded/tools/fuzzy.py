@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from acpwire.agent.tools.args import ToolArgError
+from acpwire.agent.embedded.tools.args import ToolArgError
 
 SIMILARITY_THRESHOLD = 0.9
 _AMBIGUITY_MARGIN = 0.05

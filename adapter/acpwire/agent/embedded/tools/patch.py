@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from acpwire.agent.tools.args import ToolArgError, opt_bool, opt_str, req_str
-from acpwire.agent.tools.base import ToolContext, ToolOutcome, success
-from acpwire.agent.tools.fileio import (
+from acpwire.agent.embedded.tools.args import ToolArgError, opt_bool, opt_str, req_str
+from acpwire.agent.embedded.tools.base import ToolContext, ToolOutcome, success
+from acpwire.agent.embedded.tools.fileio import (
     FileChange,
     check_size,
     commit_changes,
@@ -19,8 +19,8 @@ from acpwire.agent.tools.fileio import (
     read_text,
     resolve_path,
 )
-from acpwire.agent.tools.fuzzy import fuzzy_replace
-from acpwire.agent.tools.v4a import apply_hunks, parse_patch
+from acpwire.agent.embedded.tools.fuzzy import fuzzy_replace
+from acpwire.agent.embedded.tools.v4a import apply_hunks, parse_patch
 
 
 class PatchTool:

@@ -21,10 +21,10 @@ from dataclasses import replace
 from typing import IO, Any, ClassVar
 
 from acpwire.agent.cancel import CancelToken
+from acpwire.agent.embedded.tools.args import ToolArgError, opt_int, opt_str, req_str
+from acpwire.agent.embedded.tools.base import ToolContext, ToolOutcome, failure
+from acpwire.agent.embedded.tools.danger import dangerous_reason
 from acpwire.agent.seam import CommandPlan, CommandProposal, GuardRefused, GuardReport
-from acpwire.agent.tools.args import ToolArgError, opt_int, opt_str, req_str
-from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure
-from acpwire.agent.tools.danger import dangerous_reason
 from acpwire.config.environment import command_env
 
 BLOCKED = "BLOCKED: the user denied this command."

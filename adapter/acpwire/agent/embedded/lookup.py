@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from .config import AgentConfig, ConfigError
+from acpwire.agent.config import AgentConfig, ConfigError
 
 __all__ = ["DISCOVERY_MARGIN_S", "BackgroundLookup", "needs_lookup"]
 

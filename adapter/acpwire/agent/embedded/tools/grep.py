@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from acpwire.agent.tools.args import ToolArgError
-from acpwire.agent.tools.fileio import split_lines
-from acpwire.agent.tools.regular import FileRefused, FileTooLarge, read_regular
+from acpwire.agent.embedded.tools.args import ToolArgError
+from acpwire.agent.embedded.tools.fileio import split_lines
+from acpwire.agent.embedded.tools.regular import FileRefused, FileTooLarge, read_regular
 
 __all__ = ["BOOT", "SKIPPED_DIRS", "display", "grep", "walk"]
 
@@ -47,7 +47,7 @@ BOOT = (
     "import json, sys\n"
     "request = json.loads(sys.stdin.readline())\n"
     "sys.path[:0] = request['sys_path']\n"
-    "from acpwire.agent.tools.grep import serve\n"
+    "from acpwire.agent.embedded.tools.grep import serve\n"
     "serve(request)\n"
 )
 """The child's program (``python -I -c BOOT``): the parent's import path comes first in the

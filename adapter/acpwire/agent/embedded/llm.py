@@ -23,8 +23,7 @@ from typing import Any
 import httpx
 
 from acpwire.agent.cancel import CancelToken
-from acpwire.agent.seam import Message
-from acpwire.agent.stream import (
+from acpwire.agent.embedded.stream import (
     ModelCancelled,
     ModelError,
     ModelReply,
@@ -33,7 +32,8 @@ from acpwire.agent.stream import (
     TextSink,
     http_error,
 )
-from acpwire.agent.tls import tls_context
+from acpwire.agent.embedded.tls import tls_context
+from acpwire.agent.seam import Message
 
 log = logging.getLogger(__name__)
 

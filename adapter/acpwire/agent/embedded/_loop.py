@@ -1,4 +1,4 @@
-"""The default agent's turn loop (mixed into :class:`~acpwire.agent.default.DefaultAgent`).
+"""The default agent's turn loop (mixed into :class:`~acpwire.agent.embedded.default.DefaultAgent`).
 
 :class:`TurnLoop` runs one turn: call the model, run the tool calls it asks for, feed
 the results back, and repeat until the model answers without tools, a limit or an
@@ -15,26 +15,26 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 
-from acpwire.agent import _context as context, compress as ctx_size
 from acpwire.agent.cancel import CancelToken
 from acpwire.agent.config import AgentConfig
-from acpwire.agent.llm import ChatClient
-from acpwire.agent.seam import Message, StopKind, TurnHooks, TurnResult, TurnUsage
-from acpwire.agent.stream import ModelCancelled, ModelError, ModelReply, ToolCall
-from acpwire.agent.toolcalls import (
+from acpwire.agent.embedded import _context as context, compress as ctx_size
+from acpwire.agent.embedded.llm import ChatClient
+from acpwire.agent.embedded.stream import ModelCancelled, ModelError, ModelReply, ToolCall
+from acpwire.agent.embedded.toolcalls import (
     INTERRUPTED,
     assistant_message,
     history_call_ids,
     run_call,
     unique_ids,
 )
-from acpwire.agent.tools import CommandRunner, SessionState, ToolContext, ToolRegistry
+from acpwire.agent.embedded.tools import CommandRunner, SessionState, ToolContext, ToolRegistry
+from acpwire.agent.seam import Message, StopKind, TurnHooks, TurnResult, TurnUsage
 from acpwire.config.limits import ToolLimits
 
 __all__ = ["TOOL_RESULT_CAP", "Turn", "TurnLoop"]
 
-log = logging.getLogger("acpwire.agent.default")
-"""The agent's logger: the loop logs as it did inside :mod:`acpwire.agent.default`."""
+log = logging.getLogger("acpwire.agent.embedded.default")
+"""The agent's logger: the loop logs as it did inside :mod:`acpwire.agent.embedded.default`."""
 
 TOOL_RESULT_CAP = 100_000
 _FINISH_STOPS: dict[str, StopKind] = {"length": "max_tokens", "content_filter": "refusal"}
@@ -66,7 +66,7 @@ class Turn:
 
 
 class TurnLoop:
-    """The turn loop of :class:`~acpwire.agent.default.DefaultAgent`, which sets the
+    """The turn loop of :class:`~acpwire.agent.embedded.default.DefaultAgent`, which sets the
     attributes below."""
 
     tools: ToolRegistry
