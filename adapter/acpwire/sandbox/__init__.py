@@ -3,10 +3,9 @@
 - :mod:`~acpwire.sandbox.probe`: is bubblewrap usable here (``ACPWIRE_BWRAP`` names it);
 - :mod:`~acpwire.sandbox.policy`: the workspace-write policy of one command (paths);
 - :mod:`~acpwire.sandbox.bwrap`: that policy as a bubblewrap argv;
-- :mod:`~acpwire.sandbox.guard`: per sandboxed run, the protected paths at every depth
-  held read-only (:mod:`~acpwire.sandbox.tree`, the walk kept between commands;
-  :mod:`~acpwire.sandbox.placeholders` at missing fixed places) and, after it, the new
-  ones moved out (:mod:`~acpwire.sandbox.quarantine`);
+- :mod:`~acpwire.sandbox.protected`: per sandboxed run, the protected paths at every
+  depth held read-only (the walk kept between commands, placeholders at missing fixed
+  places) and, after it, the new ones moved out;
 - :mod:`~acpwire.sandbox.readonly`: the read-only commands run unasked without a sandbox;
 - :mod:`~acpwire.sandbox.decide`: per command, asked or not, sandboxed or not.
 

@@ -21,8 +21,8 @@ from acpwire.config import Settings
 from acpwire.config.environment import command_env, secret_spec
 from acpwire.sandbox.bwrap import env_argv
 from acpwire.sandbox.decide import READ_ONLY_GIT_ENV, Escalation, decide_command
-from acpwire.sandbox.guard import SandboxGuard
 from acpwire.sandbox.probe import SandboxStatus, sandbox_status
+from acpwire.sandbox.protected.guard import SandboxGuard
 
 __all__ = ["config_homes", "plan_command", "secret_spec"]
 

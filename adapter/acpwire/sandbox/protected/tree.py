@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from acpwire.sandbox._match import BARE_REPO_NAMES, Matcher
+from acpwire.sandbox.protected._match import BARE_REPO_NAMES, Matcher
 
 __all__ = ["RACY_NS", "Protected", "WorkspaceTree"]
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from acpwire.sandbox.tree import Protected
+from acpwire.sandbox.protected.tree import Protected
 
 __all__ = ["COPY_ENTRIES", "COPY_LIMIT", "Moved", "quarantine"]
 

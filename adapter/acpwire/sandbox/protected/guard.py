@@ -34,9 +34,10 @@ from pathlib import Path
 from typing import Final
 
 from acpwire.agent.seam import GuardRefused, GuardReport
-from acpwire.sandbox._match import Matcher
 from acpwire.sandbox.bwrap import bwrap_argv
-from acpwire.sandbox.holds import (
+from acpwire.sandbox.policy import CREDENTIAL_DIRS, workspace_policy, writable_roots
+from acpwire.sandbox.protected._match import Matcher
+from acpwire.sandbox.protected.holds import (
     GROUP_BINDS,
     PLACEHOLDER_NAMES,
     bind_paths,
@@ -44,10 +45,9 @@ from acpwire.sandbox.holds import (
     identity,
     missing_chains,
 )
-from acpwire.sandbox.placeholders import Placeholders
-from acpwire.sandbox.policy import CREDENTIAL_DIRS, workspace_policy, writable_roots
-from acpwire.sandbox.quarantine import Moved, quarantine
-from acpwire.sandbox.tree import Protected, WorkspaceTree
+from acpwire.sandbox.protected.placeholders import Placeholders
+from acpwire.sandbox.protected.quarantine import Moved, quarantine
+from acpwire.sandbox.protected.tree import Protected, WorkspaceTree
 
 __all__ = [
     "CHECK_ENTRIES",

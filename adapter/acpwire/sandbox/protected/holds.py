@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from acpwire.approval.protected import git_dirs, repo_dirs
-from acpwire.sandbox.tree import Protected
+from acpwire.sandbox.protected.tree import Protected
 
 __all__ = [
     "GROUP_BINDS",
