@@ -250,12 +250,6 @@ def test_no_packages_import_each_other_in_a_circle() -> None:
 
 MAX_MODULES = 12
 
-STILL_CROWDED: dict[str, int] = {
-    # Not regrouped yet (issue 25, item 5): the embedded agent's tools.
-    # It may shrink, never grow; once at the limit its entry goes.
-    "adapter/acpwire/agent/embedded/tools": 15,
-}
-
 
 def test_no_folder_holds_more_than_twelve_modules() -> None:
     counts = {
@@ -264,14 +258,8 @@ def test_no_folder_holds_more_than_twelve_modules() -> None:
         )
         for folder in sorted({path.parent for path in _modules().values()})
     }
-    crowded = [
-        f"{folder}: {count}"
-        for folder, count in counts.items()
-        if count > STILL_CROWDED.get(folder, MAX_MODULES)
-    ]
+    crowded = [f"{folder}: {count}" for folder, count in counts.items() if count > MAX_MODULES]
     assert not crowded, f"folders of more than {MAX_MODULES} modules: " + ", ".join(crowded)
-    done = [f for f, n in STILL_CROWDED.items() if counts.get(f, 0) <= MAX_MODULES]
-    assert not done, "no longer crowded, take out of STILL_CROWDED: " + ", ".join(done)
 
 
 ROOT_MODULES = {

@@ -44,8 +44,8 @@ from typing import Any, Literal
 from acpwire.agent.cancel import CancelToken
 from acpwire.agent.embedded.toolcalls import run_tool
 from acpwire.agent.embedded.tools.base import SessionState, Tool, ToolContext, ToolOutcome, failure
+from acpwire.agent.embedded.tools.edits.patch import PatchTool
 from acpwire.agent.embedded.tools.files import ReadFileTool, WriteFileTool
-from acpwire.agent.embedded.tools.patch import PatchTool
 from acpwire.agent.embedded.tools.search import SearchFilesTool
 from acpwire.agent.embedded.tools.terminal import LocalRunner, TerminalTool
 from acpwire.agent.seam import AccessProposal, CommandPlan, CommandProposal, TurnHooks

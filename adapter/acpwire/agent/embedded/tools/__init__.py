@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         failure,
     )
     from acpwire.agent.embedded.tools.danger import dangerous_reason
-    from acpwire.agent.embedded.tools.fuzzy import PatchError, fuzzy_replace
+    from acpwire.agent.embedded.tools.edits.fuzzy import PatchError, fuzzy_replace
     from acpwire.agent.embedded.tools.registry import default_tools
     from acpwire.agent.embedded.tools.terminal import LocalRunner
 
@@ -50,8 +50,8 @@ _WHERE = {
     **dict.fromkeys(__all__, "acpwire.agent.embedded.tools.base"),  # the rest: their own modules
     "ToolArgError": "acpwire.agent.embedded.tools.args",
     "dangerous_reason": "acpwire.agent.embedded.tools.danger",
-    "PatchError": "acpwire.agent.embedded.tools.fuzzy",
-    "fuzzy_replace": "acpwire.agent.embedded.tools.fuzzy",
+    "PatchError": "acpwire.agent.embedded.tools.edits.fuzzy",
+    "fuzzy_replace": "acpwire.agent.embedded.tools.edits.fuzzy",
     "default_tools": "acpwire.agent.embedded.tools.registry",
     "LocalRunner": "acpwire.agent.embedded.tools.terminal",
 }

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from acpwire.agent.embedded.tools.args import opt_int, req_str
 from acpwire.agent.embedded.tools.base import ToolContext, ToolOutcome, failure, success
-from acpwire.agent.embedded.tools.fileio import (
+from acpwire.agent.embedded.tools.fs.fileio import (
     FileChange,
     check_size,
     commit_changes,
@@ -15,7 +15,7 @@ from acpwire.agent.embedded.tools.fileio import (
     resolve_path,
     split_lines,
 )
-from acpwire.agent.embedded.tools.regular import check_regular
+from acpwire.agent.embedded.tools.fs.regular import check_regular
 from acpwire.agent.seam import AccessProposal
 
 MAX_LINE_CHARS = 2000

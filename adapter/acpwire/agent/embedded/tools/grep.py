@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from acpwire.agent.embedded.tools.args import ToolArgError
-from acpwire.agent.embedded.tools.fileio import split_lines
-from acpwire.agent.embedded.tools.regular import FileRefused, FileTooLarge, read_regular
+from acpwire.agent.embedded.tools.fs.fileio import split_lines
+from acpwire.agent.embedded.tools.fs.regular import FileRefused, FileTooLarge, read_regular
 
 __all__ = ["BOOT", "SKIPPED_DIRS", "display", "grep", "walk"]
 

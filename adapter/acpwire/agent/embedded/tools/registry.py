@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from acpwire.agent.embedded.tools.base import ToolRegistry
+from acpwire.agent.embedded.tools.edits.patch import PatchTool
 from acpwire.agent.embedded.tools.files import ReadFileTool, WriteFileTool
-from acpwire.agent.embedded.tools.patch import PatchTool
 from acpwire.agent.embedded.tools.search import SearchFilesTool
 from acpwire.agent.embedded.tools.terminal import TerminalTool
 from acpwire.agent.embedded.tools.todo import TodoTool

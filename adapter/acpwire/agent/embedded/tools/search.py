@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from acpwire.agent.embedded.tools.args import ToolArgError, opt_int, opt_str, req_str
 from acpwire.agent.embedded.tools.base import ToolContext, ToolOutcome, failure, success
-from acpwire.agent.embedded.tools.fileio import resolve_path
+from acpwire.agent.embedded.tools.fs.fileio import resolve_path
 from acpwire.agent.embedded.tools.grep import BOOT, display, walk
 from acpwire.agent.seam import AccessProposal
 

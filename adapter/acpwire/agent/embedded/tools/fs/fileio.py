@@ -14,8 +14,13 @@ from dataclasses import dataclass
 
 from acpwire.agent.embedded.tools.args import ToolArgError
 from acpwire.agent.embedded.tools.base import ToolContext, ToolOutcome, failure
-from acpwire.agent.embedded.tools.regular import FileRefused, check_regular, read_regular, too_large
-from acpwire.agent.embedded.tools.safewrite import (
+from acpwire.agent.embedded.tools.fs.regular import (
+    FileRefused,
+    check_regular,
+    read_regular,
+    too_large,
+)
+from acpwire.agent.embedded.tools.fs.safewrite import (
     MovedError,
     Pin,
     check_pinned,
@@ -113,7 +118,7 @@ def commit_changes(ctx: ToolContext, changes: list[FileChange]) -> ToolOutcome |
     """Ask approval for all ``changes`` at once and apply them.
 
     Each path's resolved target is pinned before asking; the write lands on that target
-    or fails (see :mod:`acpwire.agent.embedded.tools.safewrite`). Returns a failed outcome
+    or fails (see :mod:`acpwire.agent.embedded.tools.fs.safewrite`). Returns a failed outcome
     (denied, moved, or a write error), or None when all were applied.
     """
     pins = [pin(change.path) for change in changes]

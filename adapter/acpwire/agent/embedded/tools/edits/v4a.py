@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from acpwire.agent.embedded.tools.fuzzy import PatchError
+from acpwire.agent.embedded.tools.edits.fuzzy import PatchError
 
 BEGIN, END = "*** Begin Patch", "*** End Patch"
 _ADD, _DELETE, _UPDATE, _MOVE = (

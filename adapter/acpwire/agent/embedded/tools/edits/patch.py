@@ -11,7 +11,9 @@ from typing import Any, ClassVar
 
 from acpwire.agent.embedded.tools.args import ToolArgError, opt_bool, opt_str, req_str
 from acpwire.agent.embedded.tools.base import ToolContext, ToolOutcome, success
-from acpwire.agent.embedded.tools.fileio import (
+from acpwire.agent.embedded.tools.edits.fuzzy import fuzzy_replace
+from acpwire.agent.embedded.tools.edits.v4a import apply_hunks, parse_patch
+from acpwire.agent.embedded.tools.fs.fileio import (
     FileChange,
     check_size,
     commit_changes,
@@ -19,8 +21,6 @@ from acpwire.agent.embedded.tools.fileio import (
     read_text,
     resolve_path,
 )
-from acpwire.agent.embedded.tools.fuzzy import fuzzy_replace
-from acpwire.agent.embedded.tools.v4a import apply_hunks, parse_patch
 
 
 class PatchTool:
