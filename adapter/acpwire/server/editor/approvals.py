@@ -39,16 +39,18 @@ from acpwire.approval.permissions import (
     is_allowed,
     to_seam_answer,
 )
-from acpwire.approval.policy import decide_edits, policy_for_mode
+from acpwire.approval.policy import (
+    EditBatchDecision,
+    EditDecision,
+    decide_edits,
+    policy_for_mode,
+)
 from acpwire.render import diff_content, text_content
 from acpwire.server.editor.null_diffs import request_permission
 from acpwire.server.sessions.state import SessionState
 
 if TYPE_CHECKING:
     from acpwire.server.editor.backend import Backend
-
-
-from acpwire.approval.policy import EditBatchDecision, EditDecision
 
 
 def target_of(proposal: EditProposal, decision: EditDecision) -> str:

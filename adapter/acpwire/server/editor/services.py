@@ -28,6 +28,7 @@ import anyio
 from acp_v1 import models as m
 from acpwire.agent.seam import CommandPlan, EditorRefused
 from acpwire.fastpath import ChunkKind
+from acpwire.render import terminal_content
 from acpwire.sandbox.decide import ESCALATIONS, Escalation
 from acpwire.sandbox.plan import plan_command
 from acpwire.server.editor.approvals import (
@@ -43,11 +44,6 @@ from acpwire.server.sessions.state import SessionState
 
 if TYPE_CHECKING:
     from acpwire.server.editor.backend import Backend
-
-
-from typing import TYPE_CHECKING
-
-from acpwire.render import terminal_content
 
 logger = logging.getLogger(__name__)
 OUTPUT_LIMIT = 64 * 1024
