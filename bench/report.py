@@ -253,7 +253,7 @@ ANALYSIS = """\
   modules on every start (about a third of the start-up; the rows before this was found
   compared acpwire compiling against Hermes loading bytecode). acpwire is launched as
   its `acpwire` console script, what editors run. The command answers `initialize`
-  before its event loop exists (`acpwire.server._early`): it claims stdio, reads the
+  before its event loop exists (`acpwire.server.process.first_answer`): it claims stdio, reads the
   first line with blocking reads and, when it is a valid `initialize`, answers it with
   the endpoint's own envelope model, answer and encoder; anyio and asyncio (about a
   sixth of the start) load after the answer, with the session machinery. About 210-250 ms

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
         resource_not_found,
         stdio_streams,
     )
-    from acpwire.server.choice import AgentSpecError
+    from acpwire.server.process.choice import AgentSpecError
     from acpwire.server.stdio import run_stdio, serve
 
 _WHERE: dict[str, str] = {
@@ -104,7 +104,7 @@ _WHERE: dict[str, str] = {
         ],
         "acpwire.rpc",
     ),
-    "AgentSpecError": "acpwire.server.choice",
+    "AgentSpecError": "acpwire.server.process.choice",
     "text_chunk": "acpwire.builders",
     "after_answer": "acpwire.endpoint",
     **dict.fromkeys(["run_stdio", "serve"], "acpwire.server.stdio"),

@@ -1,5 +1,5 @@
-"""Which variable and key names look like they hold a credential: the one rule the command
-sandbox (:mod:`acpwire.sandbox.environment`, what commands and MCP servers may see) and
+"""Which variable and key names look like they hold a credential: the one rule the scrubbed
+environment (:mod:`acpwire.config.environment`, what commands and MCP servers may see) and
 the tap's trace masking (:mod:`acpwire.cli.tap`) share. Stdlib only."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
 from acpwire.agent.config import AgentConfig  # noqa: E402
-from acpwire.agent.default import DefaultAgent  # noqa: E402
+from acpwire.agent.embedded.default import DefaultAgent  # noqa: E402
 from tests.support.fake_llm import FakeLLM  # noqa: E402
 
 AgentFactory = Callable[..., DefaultAgent]

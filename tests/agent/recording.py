@@ -7,7 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from acpwire.agent.cancel import CancelToken
-from acpwire.agent.default import DefaultAgent
+from acpwire.agent.embedded.default import DefaultAgent
+from acpwire.agent.embedded.tools import LocalRunner, SessionState, ToolContext
+from acpwire.agent.embedded.tools.terminal import unsandboxed_plan
 from acpwire.agent.seam import (
     AccessProposal,
     ApprovalAnswer,
@@ -20,8 +22,6 @@ from acpwire.agent.seam import (
     ToolStart,
     TurnResult,
 )
-from acpwire.agent.tools import LocalRunner, SessionState, ToolContext
-from acpwire.agent.tools.terminal import unsandboxed_plan
 
 
 class RecordingHooks:

@@ -6,14 +6,14 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from acpwire.agent.compress import (
+from acpwire.agent.embedded.compress import (
     SUMMARY_INSTRUCTIONS,
     SUMMARY_PREFIX,
     elide_tool_results,
     estimate_tokens,
     split_turns,
 )
-from acpwire.agent.default import DefaultAgent
+from acpwire.agent.embedded.default import DefaultAgent
 from acpwire.agent.seam import Message, TurnResult
 from tests.agent.recording import run_once
 from tests.support.fake_llm import FakeLLM

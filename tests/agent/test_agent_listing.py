@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from acpwire.agent.listing import list_model_windows, list_models
-from acpwire.agent.stream import ModelError
+from acpwire.agent.embedded.listing import list_model_windows, list_models
+from acpwire.agent.embedded.stream import ModelError
 from tests.support.fake_llm import FakeLLM
 
 
@@ -133,7 +133,7 @@ def test_the_environments_proxy_is_used_and_no_proxy_bypasses_it(
 def test_listing_does_not_load_the_http_client() -> None:
     """The look-up runs while the backend starts: it must not pull httpx in."""
     code = (
-        "import sys, acpwire.agent.listing, acpwire.agent.config;"
+        "import sys, acpwire.agent.embedded.listing, acpwire.agent.config;"
         " print(sorted(m for m in ('httpx', 'httpcore') if m in sys.modules))"
     )
     done = subprocess.run(
@@ -146,7 +146,7 @@ def _fresh_listing(url: str) -> str:
     """List ``url`` in a fresh interpreter; what it printed: whether the shared TLS
     context was built, and whether the CA bundle's package was loaded."""
     code = (
-        "import sys; from acpwire.agent import listing, tls\n"
+        "import sys; from acpwire.agent.embedded import listing, tls\n"
         "try:\n"
         f"    listing.list_models({url!r}, None, timeout=2)\n"
         "except listing.ModelError:\n"

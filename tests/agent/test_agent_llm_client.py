@@ -10,8 +10,14 @@ from collections.abc import Iterator
 import pytest
 
 from acpwire.agent.cancel import CancelToken
-from acpwire.agent.llm import ChatClient, sse_lines
-from acpwire.agent.stream import ModelCancelled, ModelError, ModelReply, ReplyAssembler, SSEDecoder
+from acpwire.agent.embedded.llm import ChatClient, sse_lines
+from acpwire.agent.embedded.stream import (
+    ModelCancelled,
+    ModelError,
+    ModelReply,
+    ReplyAssembler,
+    SSEDecoder,
+)
 from tests.support.fake_llm import FakeLLM
 
 USER = [{"role": "user", "content": "hi"}]
@@ -285,7 +291,7 @@ def test_sse_decoder_joins_data_lines_and_ignores_comments() -> None:
 def test_every_client_shares_one_verifying_tls_context() -> None:
     import ssl
 
-    from acpwire.agent.tls import tls_context
+    from acpwire.agent.embedded.tls import tls_context
 
     context = tls_context()
     assert context is tls_context()

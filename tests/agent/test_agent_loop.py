@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from acpwire.agent.default import DefaultAgent
+from acpwire.agent.embedded.default import DefaultAgent
 from acpwire.agent.seam import Message, TurnResult
 from tests.agent.recording import RecordingHooks, run_once
 from tests.support.fake_llm import FakeLLM

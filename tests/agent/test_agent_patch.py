@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.agent.tools.args import ToolArgError
-from acpwire.agent.tools.fuzzy import PatchError, fuzzy_replace
-from acpwire.agent.tools.patch import PatchTool
-from acpwire.agent.tools.v4a import parse_patch
+from acpwire.agent.embedded.tools.args import ToolArgError
+from acpwire.agent.embedded.tools.edits.fuzzy import PatchError, fuzzy_replace
+from acpwire.agent.embedded.tools.edits.patch import PatchTool
+from acpwire.agent.embedded.tools.edits.v4a import parse_patch
 from tests.agent.recording import RecordingHooks, make_ctx
 
 SOURCE = """def greet(name):

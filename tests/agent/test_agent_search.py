@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from acpwire.agent.tools.args import ToolArgError
-from acpwire.agent.tools.search import SearchFilesTool
+from acpwire.agent.embedded.tools.args import ToolArgError
+from acpwire.agent.embedded.tools.search import SearchFilesTool
 from tests.agent.recording import make_ctx
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.agent.tools import dangerous_reason
-from acpwire.agent.tools.base import ToolOutcome
-from acpwire.agent.tools.terminal import BLOCKED, LocalRunner, TerminalTool
+from acpwire.agent.embedded.tools import dangerous_reason
+from acpwire.agent.embedded.tools.base import ToolOutcome
+from acpwire.agent.embedded.tools.terminal import BLOCKED, LocalRunner, TerminalTool
 from tests.agent.recording import RecordingHooks, make_ctx
 
 
@@ -169,7 +169,7 @@ def test_output_is_capped_keeping_head_and_tail(tmp_path: Path) -> None:
 
 
 def test_missing_cwd_is_a_clear_error(tmp_path: Path) -> None:
-    from acpwire.agent.tools.args import ToolArgError
+    from acpwire.agent.embedded.tools.args import ToolArgError
 
     with pytest.raises(ToolArgError, match="working directory not found"):
         TerminalTool().run({"command": "ls"}, make_ctx(tmp_path / "gone"))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from acpwire.agent.embedded.tools.args import ToolArgError
+from acpwire.agent.embedded.tools.todo import TodoTool, restore_todos
 from acpwire.agent.seam import Message
-from acpwire.agent.tools.args import ToolArgError
-from acpwire.agent.tools.todo import TodoTool, restore_todos
 from tests.agent.recording import RecordingHooks, make_ctx
 
 

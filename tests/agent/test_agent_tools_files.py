@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.agent.tools.files import ReadFileTool, WriteFileTool
-from acpwire.agent.tools.search import SearchFilesTool
+from acpwire.agent.embedded.tools.files import ReadFileTool, WriteFileTool
+from acpwire.agent.embedded.tools.search import SearchFilesTool
 from tests.agent.recording import RecordingHooks, make_ctx
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.agent.tools.safewrite import MovedError, pin, remove_pinned, write_pinned
+from acpwire.agent.embedded.tools.fs.safewrite import MovedError, pin, remove_pinned, write_pinned
 
 
 def test_a_new_file_is_created_and_a_missing_parent_made(tmp_path: Path) -> None:

@@ -22,11 +22,11 @@ from acp_v1 import models as m
 from acp_v1.interfaces import Client
 from acp_v1.peers import AgentPeer
 from acpwire.config import Settings
-from acpwire.limits import ToolLimits
+from acpwire.config.limits import ToolLimits
 from acpwire.link import ClientConnection
 from acpwire.rpc import memory_pair, resource_not_found
 from acpwire.server.app import Runtime, serve
-from acpwire.server.mcp import LateStart, McpHost
+from acpwire.server.editor.mcp_host import LateStart, McpHost
 from tests.backend.editor_terminals import TerminalHost
 from tests.support.fake_llm import FakeLLM, Reply
 

@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from acp_v1 import models as m
-from acpwire.limits import ToolLimits
+from acpwire.config.limits import ToolLimits
 from tests.backend.harness import (
     FS_CAPS,
     NO_CAPS,
@@ -30,7 +30,7 @@ from tests.backend.harness import (
 
 pytestmark = pytest.mark.anyio
 
-WORKER_MARK = "acpwire.agent.tools.grep"
+WORKER_MARK = "acpwire.agent.embedded.tools.grep"
 CATASTROPHIC = "(a+)+$"
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acpwire.server.state import MODES
+from acpwire.server.sessions.state import MODES
 from tests.backend.harness import STEP_S, TERMINAL_CAPS, Rig, rig, tool_call, tool_texts
 from tests.backend.sandbox_rig import (
     kill_all,

@@ -15,7 +15,7 @@ from acp_v1 import models as m
 from acpwire.agent.default_factory import DefaultAgentFactory
 from acpwire.rpc import RpcError
 from acpwire.server.app import Runtime, check_in_background
-from acpwire.server.manager import SessionManager
+from acpwire.server.sessions.manager import SessionManager
 from acpwire.store import SessionRecord, SessionStore
 from tests.backend.harness import STEP_S, connected, make_settings, workspace_of
 from tests.support.fake_llm import FakeLLM

@@ -15,9 +15,9 @@ import pytest
 from acp_v1 import models as m
 from acpwire.mcp import McpServerHost
 from acpwire.rpc import memory_pair
-from acpwire.server.advertised import DEFAULT_MCP_TRANSPORTS
 from acpwire.server.app import Runtime
-from acpwire.server.front import FrontDesk, Station, serve_connection
+from acpwire.server.methods.advertised import DEFAULT_MCP_TRANSPORTS
+from acpwire.server.process.front_desk import FrontDesk, Station, serve_connection
 from tests.backend.harness import NoMcp, make_settings, workspace_of
 from tests.backend.test_backend_wire import Lines, request
 from tests.support.fake_llm import FakeLLM
@@ -147,7 +147,7 @@ def test_over_stdio_initialize_is_answered_before_the_session_machinery_loads(
     tmp_path: Path,
 ) -> None:
     """The real command: what is imported when the answer is written, and after it. The
-    answer is written before the event loop starts (acpwire.server._early): neither
+    answer is written before the event loop starts (acpwire.server.process.first_answer): neither
     anyio nor asyncio is loaded yet."""
     script = """
 import atexit, gc, json, sys
@@ -158,14 +158,14 @@ write_all = ClaimedStdio.write_all
 
 def spy(self, data):
     if "at_answer" not in seen:
-        seen["at_answer"] = "acpwire.server.core" in sys.modules
+        seen["at_answer"] = "acpwire.server.methods.backend" in sys.modules
         seen["loop_at_answer"] = sorted({"anyio", "asyncio"} & set(sys.modules))
         seen["gc_at_answer"] = gc.isenabled()
     write_all(self, data)
 
 ClaimedStdio.write_all = spy
 atexit.register(lambda: sys.stderr.write("SEEN " + json.dumps({
-    **seen, "at_exit": "acpwire.server.core" in sys.modules,
+    **seen, "at_exit": "acpwire.server.methods.backend" in sys.modules,
     "gc_at_exit": gc.isenabled(), "frozen": gc.get_freeze_count()}) + "\\n"))
 from acpwire.cli import main
 main([])
@@ -228,7 +228,7 @@ def settle_and_say():
     sys.stderr.flush()
 stdio.settle_gc = settle_and_say
 atexit.register(lambda: sys.stderr.write("SEEN " + json.dumps({
-    "backend": "acpwire.server.core" in sys.modules, "gc": gc.isenabled(),
+    "backend": "acpwire.server.methods.backend" in sys.modules, "gc": gc.isenabled(),
     "frozen": gc.get_freeze_count()}) + "\\n"))
 from acpwire.cli import main
 main([])

@@ -166,7 +166,7 @@ async def test_authenticate_unknown_method_and_logout(tmp_path: Path) -> None:
 def test_advertised_capabilities_carry_no_unstable_only_fields() -> None:
     """Capability objects come from the unstable superset of the schema; fields only the
     unstable schema has (MCP over ACP) are left out of the wire form, not sent as false."""
-    from acpwire.server.advertised import agent_capabilities
+    from acpwire.server.methods.advertised import agent_capabilities
 
     caps = agent_capabilities(unstable=False, mcp_http=True, mcp_sse=False)
     wire = caps.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -168,7 +168,7 @@ CRASH = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from acpwire.sandbox.guard import SandboxGuard
+    from acpwire.sandbox.protected.guard import SandboxGuard
     guard = SandboxGuard(bwrap="bwrap", command="true", env={}, cwd=sys.argv[1], home=Path(sys.argv[2]))
     guard.survey()
     guard.start()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.sandbox import guard
+from acpwire.sandbox.protected import guard
 from tests.backend.harness import Rig, model_tool_result, rig, tool_call
 from tests.backend.sandbox_rig import git_workspace, require_sandbox
 

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from acpwire.agent.seam import EditorRefused
-from acpwire.server.bridge import TurnBridge
+from acpwire.server.turns.bridge import TurnBridge
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ from acp_v1.peers import ClientPeer
 from acpwire.rpc import Connection
 from acpwire.rpc.messages import encode_notification
 from acpwire.rpc.transport import memory_pair
-from acpwire.server.notify import Notifier
+from acpwire.server.editor.notifier import Notifier
 
 pytestmark = pytest.mark.anyio
 

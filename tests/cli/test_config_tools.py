@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from acpwire.config import ConfigError, load_settings
-from acpwire.limits import ToolLimits
+from acpwire.config.limits import ToolLimits
 
 
 def _load(home: Path, text: str) -> ToolLimits:

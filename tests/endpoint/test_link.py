@@ -164,7 +164,7 @@ async def test_invalid_params_answer_32602_and_meta_stays_separate() -> None:
 async def test_initialize_with_an_unsupported_or_non_integer_version_is_answered_1(
     version: object,
 ) -> None:
-    from acpwire.server.advertised import negotiate
+    from acpwire.server.methods.advertised import negotiate
 
     seen: list[int] = []
 

@@ -15,7 +15,7 @@ import pytest
 
 from acpwire.agent.seam import TurnResult
 from acpwire.hermes.agent import HermesAgent
-from acpwire.server.options import agent_provider, stored_model
+from acpwire.server.sessions.options import agent_provider, stored_model
 from tests.agent.recording import RecordingHooks
 from tests.hermes.fake_aiagent import Compressor, ScriptedAIAgent
 

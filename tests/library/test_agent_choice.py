@@ -16,7 +16,7 @@ import pytest
 from acpwire.agent.default_factory import DefaultAgentFactory
 from acpwire.agent.factory import BaseAgentFactory, FunctionFactory, SessionContext
 from acpwire.config import Settings
-from acpwire.server.choice import (
+from acpwire.server.process.choice import (
     BUILTIN_AGENTS,
     ENTRY_POINT_GROUP,
     AgentSpecError,
@@ -208,7 +208,7 @@ def test_choosing_a_built_in_agent_reads_no_package_metadata(tmp_path: Path) -> 
     script = (
         "import sys\n"
         "from acpwire.config import Settings\n"
-        "from acpwire.server.choice import choose_factory\n"
+        "from acpwire.server.process.choice import choose_factory\n"
         "import acpwire.server.stdio, acpwire.cli, acpwire.cli.serve\n"
         "choose_factory(Settings(home=sys.argv[1]), env={})\n"
         "choose_factory(Settings(home=sys.argv[1]), 'acpwire.agent.base:BaseAgent')\n"

@@ -36,7 +36,7 @@ missing = [
     f"{mod.__name__}.{name}" for mod in (acp_v1, acpwire) for name in mod.__all__
     if getattr(mod, name, None) is None
 ]
-print(json.dumps({"missing": missing, "server": "acpwire.server.backend" in sys.modules}))
+print(json.dumps({"missing": missing, "server": "acpwire.server.methods.backend" in sys.modules}))
 """
 
 LIGHT = """

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from acpwire.agent.config import AgentConfig
-from acpwire.agent.default import DefaultAgent
-from acpwire.server.state import SessionState
+from acpwire.agent.embedded.default import DefaultAgent
+from acpwire.server.sessions.state import SessionState
 from acpwire.store import SessionRecord
 from tests.mcp.support import MakeState
 

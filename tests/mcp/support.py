@@ -11,9 +11,9 @@ from pathlib import Path
 import anyio.to_thread
 
 from acp_v1 import models as m
-from acpwire.agent.tools.base import ToolOutcome, ToolRegistry
+from acpwire.agent.embedded.tools.base import ToolOutcome, ToolRegistry
 from acpwire.mcp.tools import McpTool
-from acpwire.server.state import SessionState
+from acpwire.server.sessions.state import SessionState
 
 ECHO_SERVER = Path(__file__).with_name("echo_server.py")
 

@@ -10,7 +10,7 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from acpwire.agent.default import DefaultAgent
+from acpwire.agent.embedded.default import DefaultAgent
 from acpwire.mcp import McpServerHost
 from tests.agent.recording import run_once
 from tests.mcp.support import MakeState, echo_entry

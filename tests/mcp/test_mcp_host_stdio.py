@@ -15,8 +15,8 @@ from acpwire.agent.cancel import CancelToken
 from acpwire.agent.seam import SyncAgent
 from acpwire.mcp import McpServerHost
 from acpwire.mcp.host import EXTRA_KEY, NO_REGISTRY
-from acpwire.server.mcp import McpHost
-from acpwire.server.state import SessionState
+from acpwire.server.editor.mcp_host import McpHost
+from acpwire.server.sessions.state import SessionState
 from acpwire.store import SessionRecord
 from tests.agent.recording import make_ctx
 from tests.mcp.support import (

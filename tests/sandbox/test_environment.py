@@ -7,9 +7,8 @@ from __future__ import annotations
 import pytest
 
 from acp_v1 import models as m
+from acpwire.config.environment import SecretSpec, command_env, looks_secret, scrubbed_env
 from acpwire.mcp.transports import UnsupportedServer, stdio_environment
-from acpwire.sandbox import SecretSpec, looks_secret, scrubbed_env
-from acpwire.sandbox.environment import command_env
 
 ENVIRON = {
     "PATH": "/usr/bin",

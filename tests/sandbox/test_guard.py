@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from acpwire.agent.seam import GuardRefused
-from acpwire.sandbox import guard
-from acpwire.sandbox.guard import SandboxGuard
+from acpwire.sandbox.protected import guard
+from acpwire.sandbox.protected.guard import SandboxGuard
 
 
 @pytest.fixture(autouse=True)

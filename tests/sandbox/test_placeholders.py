@@ -13,7 +13,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from acpwire.sandbox.placeholders import Placeholders
+from acpwire.sandbox.protected.placeholders import Placeholders
 
 
 def test_made_shared_and_removed_by_the_last_holder(tmp_path: Path) -> None:
@@ -58,7 +58,7 @@ HOLDER = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from acpwire.sandbox.placeholders import Placeholders
+    from acpwire.sandbox.protected.placeholders import Placeholders
     book = Placeholders(Path(sys.argv[1]))
     for path in sys.argv[2:]:
         assert book.acquire(path) is not None
@@ -91,7 +91,7 @@ def test_a_running_process_placeholders_are_not_swept(tmp_path: Path) -> None:
     assert mine.acquire(str(path))
     other = subprocess.run(
         [sys.executable, "-c", "import sys; from pathlib import Path;"
-         " from acpwire.sandbox.placeholders import Placeholders;"
+         " from acpwire.sandbox.protected.placeholders import Placeholders;"
          " print(Placeholders(Path(sys.argv[1])).sweep())", str(journal)],
         capture_output=True, text=True, check=True,
     )  # fmt: skip

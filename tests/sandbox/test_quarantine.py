@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.sandbox.quarantine import quarantine
-from acpwire.sandbox.tree import Protected
+from acpwire.sandbox.protected.quarantine import quarantine
+from acpwire.sandbox.protected.tree import Protected
 
 
 def _found(path: Path, reason: str = "environment file") -> Protected:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from acpwire.approval.protected import is_sensitive
-from acpwire.sandbox._match import Matcher
-from acpwire.sandbox.tree import RACY_NS, WorkspaceTree
+from acpwire.sandbox.protected._match import Matcher
+from acpwire.sandbox.protected.tree import RACY_NS, WorkspaceTree
 from tests.support.homes import isolated_home
 
 

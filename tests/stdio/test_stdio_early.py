@@ -1,4 +1,5 @@
-"""The ``initialize`` answer before the event loop (acpwire.server._early), over real stdio.
+"""The ``initialize`` answer before the event loop (acpwire.server.process.first_answer),
+over real stdio.
 
 The command answers a valid ``initialize`` sent first before anyio loads; everything else
 first is left to the connection. Each test drives a real ``python -m acpwire`` and checks
@@ -20,7 +21,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acpwire.server._early import EARLY_LINE_LIMIT
+from acpwire.server.process.first_answer import EARLY_LINE_LIMIT
 from tests.stdio.stdio_support import (
     ACPWIRE,
     EXIT_TIMEOUT,
@@ -365,7 +366,7 @@ async def test_a_factory_failing_at_initialize_gets_the_connections_error(
 
 def test_the_early_decode_refuses_what_the_endpoint_refuses_and_no_more() -> None:
     """The words in a string are answered early; a literal is left to the connection."""
-    from acpwire.server._early import _initialize_request
+    from acpwire.server.process.first_answer import _initialize_request
 
     named = {**INIT, "clientInfo": {"name": "NaN Infinity", "version": "1"}}
     found = _initialize_request(json.dumps(request(3, "initialize", named)).encode())

@@ -1,4 +1,4 @@
-"""Pydantic plugins in the ``acpwire`` process (acpwire._pydantic_plugins).
+"""Pydantic plugins in the ``acpwire`` process (acpwire.server.process.pydantic_plugins).
 
 Without a plugin installed the backend never imports ``importlib.metadata`` (it cost
 about 25 ms before ``initialize`` and again before ``session/new``); with one installed,
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from acpwire._pydantic_plugins import plugins_declared
+from acpwire.server.process.pydantic_plugins import plugins_declared
 from tests.stdio.stdio_support import ACPWIRE, STEP_TIMEOUT, child_env, raw_child, write_home
 
 pytestmark = pytest.mark.subprocess
@@ -89,7 +89,7 @@ def _fresh(
 
 PROBE = """
 import json, sys
-from acpwire._pydantic_plugins import defer_plugin_discovery
+from acpwire.server.process.pydantic_plugins import defer_plugin_discovery
 stood_in = defer_plugin_discovery()
 from acp_v1 import models as m
 m.InitializeRequest.model_validate_json(b'{"protocolVersion": 1}')
@@ -120,8 +120,8 @@ def test_plugins_disabled_for_all_need_no_discovery(tmp_path: Path) -> None:
 
 def test_a_loader_already_imported_is_kept() -> None:
     code = PROBE.replace(
-        "from acpwire._pydantic_plugins",
-        "import pydantic.plugin._loader\nfrom acpwire._pydantic_plugins",
+        "from acpwire.server.process.pydantic_plugins",
+        "import pydantic.plugin._loader\nfrom acpwire.server.process.pydantic_plugins",
     )
     assert _fresh(code)["stood_in"] is False
 

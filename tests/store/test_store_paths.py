@@ -1,4 +1,4 @@
-"""Table-driven tests of acpwire.paths."""
+"""Table-driven tests of acpwire.config.paths."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.paths import (
+from acpwire.config.paths import (
     is_wsl,
     normalize_for_compare,
     require_absolute_cwd,

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from acpwire.provenance import MAX_WALK, build_provenance, provenance_meta
+from acpwire.server.sessions.provenance import MAX_WALK, build_provenance, provenance_meta
 from acpwire.store import SessionRecord, SessionStore
 
 NewSession = Callable[..., SessionRecord]

@@ -47,7 +47,7 @@ class AgentConfig:
     temperature: float | None = None
     lookup_timeout: float = 5.0
     """How long listing an endpoint's models may take (the first ``session/new`` waits
-    for it when the model or the endpoint is not named: see ``acpwire.agent.lookup``)."""
+    for it when the model or the endpoint is not named: see ``acpwire.agent.embedded.lookup``)."""
 
 
 _FIELD_TYPES: Mapping[str, tuple[type, ...]] = {
@@ -122,8 +122,8 @@ def _discover(
 ) -> tuple[str, list[tuple[str, int | None]]] | None:
     """The first candidate listing models, and what it listed (so that picking the
     model does not ask it again)."""
-    from acpwire.agent.listing import list_model_windows  # only when probing
-    from acpwire.agent.stream import ModelError
+    from acpwire.agent.embedded.listing import list_model_windows  # only when probing
+    from acpwire.agent.embedded.stream import ModelError
 
     for base_url in candidates:
         try:
@@ -145,8 +145,8 @@ def pick_default_model(
     base_url: str, api_key: str | None, *, timeout: float = 5.0, on_listed: Listed | None = None
 ) -> str:
     """The first model listed by the endpoint; raises :class:`ConfigError` when none."""
-    from acpwire.agent.listing import list_model_windows  # only when probing
-    from acpwire.agent.stream import ModelError
+    from acpwire.agent.embedded.listing import list_model_windows  # only when probing
+    from acpwire.agent.embedded.stream import ModelError
 
     try:
         entries = list_model_windows(base_url, api_key, timeout=timeout)

@@ -1,5 +1,5 @@
 """The factory of the embedded default agent: the built-in ``default`` registration
-(``acpwire.hermes.factory`` has Hermes' one; ``acpwire.server.choice`` picks).
+(``acpwire.hermes.factory`` has Hermes' one; ``acpwire.server.process.choice`` picks).
 
 It implements the full :class:`~acpwire.agent.factory.AgentFactory`: one agent per
 session, whether a model provider is configured at all (so ``session/new`` can answer
@@ -23,8 +23,8 @@ from acpwire.agent.config import (
     complete_config,
     resolve_config,
 )
-from acpwire.agent.lookup import DISCOVERY_MARGIN_S, BackgroundLookup, needs_lookup
-from acpwire.limits import ToolLimits
+from acpwire.agent.embedded.lookup import DISCOVERY_MARGIN_S, BackgroundLookup, needs_lookup
+from acpwire.config.limits import ToolLimits
 
 if TYPE_CHECKING:
     from acpwire.agent.seam import SyncAgent
@@ -40,7 +40,7 @@ class DefaultAgentFactory:
 
     What configuration alone says (the endpoint, the model, the provider name) is known
     at once; what needs the endpoint (local discovery, the first model listed, context
-    windows) comes from a :class:`~acpwire.agent.lookup.BackgroundLookup` begun by
+    windows) comes from a :class:`~acpwire.agent.embedded.lookup.BackgroundLookup` begun by
     :meth:`start_lookup` once ``initialize`` is answered.
     """
 
@@ -161,8 +161,8 @@ class DefaultAgentFactory:
         base_url = config.base_url
 
         def fetch() -> list[str]:
-            from acpwire.agent.listing import list_model_windows
-            from acpwire.agent.stream import ModelError
+            from acpwire.agent.embedded.listing import list_model_windows
+            from acpwire.agent.embedded.stream import ModelError
 
             try:
                 entries = list_model_windows(
@@ -193,8 +193,8 @@ class DefaultAgentFactory:
         config = self._resolve()
         if config is None or config.base_url is None:
             return self._problem or "no model endpoint configured"
-        from acpwire.agent.listing import list_models
-        from acpwire.agent.stream import ModelError
+        from acpwire.agent.embedded.listing import list_models
+        from acpwire.agent.embedded.stream import ModelError
 
         try:
             list_models(config.base_url, config.api_key, timeout=config.lookup_timeout)
@@ -217,6 +217,8 @@ class DefaultAgentFactory:
             window = self._windows.get(config.model or "")
             if window is not None and window >= 1024:
                 config = dataclasses.replace(config, context_window=window)
-        from acpwire.agent.default import DefaultAgent  # the HTTP client loads with the first agent
+        from acpwire.agent.embedded.default import (
+            DefaultAgent,  # the HTTP client loads with the first agent
+        )
 
         return DefaultAgent(config, internal_id=internal_id, limits=self._limits)

@@ -21,7 +21,7 @@ from acpwire.approval.memory import StoredApproval
 from acpwire.approval.permissions import Decision
 from acpwire.approval.policy import workspace_root_of
 from acpwire.approval.protected import protected_reason
-from acpwire.paths import resolve_in_cwd
+from acpwire.config.paths import resolve_in_cwd
 
 __all__ = ["ASKING_MODES", "EVERY_MODE_EXCEPT", "AccessMemory", "ToolStore", "read_reason"]
 

@@ -21,7 +21,12 @@ from typing import Final, Literal, get_args
 
 from acpwire.agent.seam import EditProposal
 from acpwire.approval.protected import is_sensitive, protected_reason
-from acpwire.paths import absolute_in_cwd, require_absolute_cwd, resolve_in_cwd, translate_cwd
+from acpwire.config.paths import (
+    absolute_in_cwd,
+    require_absolute_cwd,
+    resolve_in_cwd,
+    translate_cwd,
+)
 
 __all__ = [
     "MODE_POLICIES",

@@ -12,7 +12,7 @@ Two layers, both here so there is a single source:
 
 :func:`protected_dirs` lists the existing protected directories at a workspace's top;
 :data:`PROTECTED_NAME` and :func:`protected_places` let a walk (the command sandbox's,
-:mod:`acpwire.sandbox.tree`) test tens of thousands of names fast before asking
+:mod:`acpwire.sandbox.protected.tree`) test tens of thousands of names fast before asking
 :func:`is_sensitive`, and :func:`repo_dirs` gives one nested repository's git
 directories. Every comparison is case-insensitive, so a case variant on a
 case-insensitive file system is caught too. Users can add globs, never remove an entry.

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from acp_v1 import models as m
-from acpwire.limits import ToolLimits
+from acpwire.config.limits import ToolLimits
 
 from .sources import (
     AttachError,

@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from acp_v1 import models as m
-from acpwire.paths import resolve_in_cwd, translate_cwd
+from acpwire.config.paths import resolve_in_cwd, translate_cwd
 
 _SUFFIX_MIMES = {
     ".png": "image/png",

@@ -42,8 +42,8 @@ def backend_settings(log_level: str | None) -> Settings | int:
     exit code (2) when the backend is not installed or the configuration is broken."""
     if not backend_installed():
         return 2
-    from acpwire._logs import setup_logging
     from acpwire.config import ConfigError, load_settings
+    from acpwire.config.logs import setup_logging
 
     try:
         settings = load_settings()

@@ -25,7 +25,7 @@ def run_check(settings: Settings, agent: str | None = None) -> tuple[bool, str]:
     (``agent``: the ``--agent`` spec, else ``ACPWIRE_AGENT``)."""
     try:
         import acp_v1.dispatch  # noqa: F401
-        from acpwire.server.choice import AgentSpecError, choose_factory
+        from acpwire.server.process.choice import AgentSpecError, choose_factory
     except Exception as exc:  # a broken install: say what is missing
         return False, f"acpwire check FAILED: import error: {exc}"
     from acpwire.agent.default_factory import DefaultAgentFactory

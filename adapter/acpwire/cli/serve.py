@@ -7,7 +7,7 @@ served: ``auto`` (default), ``default``, ``hermes``, a name an installed package
 under the ``acpwire.agents`` entry points, or ``module:callable`` (docs/LIBRARY.md); a
 spec that cannot be served is one line on stderr and exit code 2. ``--no-unstable``
 answers -32601 to unstable methods. ``initialize`` is answered before the event loop
-starts (:mod:`acpwire.server._early`).
+starts (:mod:`acpwire.server.process.first_answer`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 def serve(settings: Settings, agent: str | None, *, unstable: bool) -> int:
     """The stdio backend until the editor closes stdin or a signal ends it."""
-    # Until the backend's signal watcher is up (acpwire.server.signals), SIGTERM ends
+    # Until the backend's signal watcher is up (acpwire.server.process.signals), SIGTERM ends
     # the start as Ctrl-C does: quietly, exit code 0, no traceback.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -51,18 +51,19 @@ def serve(settings: Settings, agent: str | None, *, unstable: bool) -> int:
         gc.disable()
         # The first model built would import importlib.metadata to find pydantic plugins
         # (about 25 ms before `initialize` and again before `session/new`).
-        from acpwire._pydantic_plugins import defer_plugin_discovery
+        from acpwire.server.process.pydantic_plugins import defer_plugin_discovery
 
         defer_plugin_discovery()
-        from acpwire.server._early import answer_first
-        from acpwire.server.choice import AgentSpecError, choose_factory
+        from acpwire.server.process.choice import AgentSpecError, choose_factory
+        from acpwire.server.process.first_answer import answer_first
 
         try:
             factory = choose_factory(settings, agent)
         except AgentSpecError as exc:
             print(f"acpwire: {exc}", file=sys.stderr)
             return 2
-        # `initialize` is answered before the event loop and anyio load (acpwire.server._early).
+        # `initialize` is answered before the event loop and anyio load
+        # (acpwire.server.process.first_answer).
         early = answer_first(factory, unstable=unstable)
         if early is not None:
             from acpwire.server.stdio import run_until_done
@@ -71,7 +72,7 @@ def serve(settings: Settings, agent: str | None, *, unstable: bool) -> int:
     except KeyboardInterrupt:
         logging.getLogger("acpwire").info("interrupted while starting; shutting down")
         return 0
-    from acpwire.server._helpers import exit_now, wait_for_helpers
+    from acpwire.server.process.shutdown import exit_now, wait_for_helpers
 
     left = wait_for_helpers()
     if left:

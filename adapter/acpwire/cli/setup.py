@@ -13,11 +13,11 @@ import sys
 from collections.abc import Callable
 
 from acpwire.agent.config import discover_local_server
-from acpwire.agent.listing import list_models
-from acpwire.agent.stream import ModelError
+from acpwire.agent.embedded.listing import list_models
+from acpwire.agent.embedded.stream import ModelError
 from acpwire.cli._start import backend_settings
 from acpwire.config import ENV_NAME, Settings, write_model_config
-from acpwire.private import write_private
+from acpwire.config.private import write_private
 
 __all__ = ["Ask", "run", "run_setup"]
 

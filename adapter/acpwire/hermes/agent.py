@@ -20,12 +20,12 @@ from typing import Any
 
 from acpwire.agent.cancel import CancelToken
 from acpwire.agent.seam import Message, ToolEnd, TurnHooks, TurnResult
+from acpwire.config.limits import ToolLimits
 from acpwire.hermes.boundary import TurnBinding, shape_toolset
 from acpwire.hermes.mcp_tools import HermesTools
 from acpwire.hermes.modules import hermes_module
 from acpwire.hermes.results import COUNTERS, turn_result, usage_delta, without_bookkeeping
 from acpwire.hermes.turn import CallIds, bind_turn, turn_callbacks
-from acpwire.limits import ToolLimits
 
 logger = logging.getLogger(__name__)
 

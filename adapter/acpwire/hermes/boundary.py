@@ -42,15 +42,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from acpwire.agent.cancel import CancelToken
+from acpwire.agent.embedded.toolcalls import run_tool
+from acpwire.agent.embedded.tools.base import SessionState, Tool, ToolContext, ToolOutcome, failure
+from acpwire.agent.embedded.tools.edits.patch import PatchTool
+from acpwire.agent.embedded.tools.files import ReadFileTool, WriteFileTool
+from acpwire.agent.embedded.tools.search import SearchFilesTool
+from acpwire.agent.embedded.tools.terminal import LocalRunner, TerminalTool
 from acpwire.agent.seam import AccessProposal, CommandPlan, CommandProposal, TurnHooks
-from acpwire.agent.toolcalls import run_tool
-from acpwire.agent.tools.base import SessionState, Tool, ToolContext, ToolOutcome, failure
-from acpwire.agent.tools.files import ReadFileTool, WriteFileTool
-from acpwire.agent.tools.patch import PatchTool
-from acpwire.agent.tools.search import SearchFilesTool
-from acpwire.agent.tools.terminal import LocalRunner, TerminalTool
+from acpwire.config.limits import ToolLimits
 from acpwire.hermes.modules import available, hermes_module
-from acpwire.limits import ToolLimits
 
 __all__ = [
     "DECISIONS",

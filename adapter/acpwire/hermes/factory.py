@@ -18,11 +18,11 @@ from typing import Any
 from acpwire.agent.config import ConfigError, ModelList
 from acpwire.agent.extras import SetupMethod
 from acpwire.config import Settings
+from acpwire.config.limits import ToolLimits
 from acpwire.hermes.agent import HermesAgent, provider_runtime, split_model_choice
 from acpwire.hermes.approvals import HermesAllowlist
 from acpwire.hermes.catalog import HermesCatalog, open_state_db
 from acpwire.hermes.modules import hermes_module
-from acpwire.limits import ToolLimits
 
 logger = logging.getLogger(__name__)
 
@@ -160,7 +160,7 @@ class HermesAgentFactory:
             key, base_url = runtime.get("api_key"), runtime.get("base_url")
             listed: list[str] = []
             if provider == "custom" and isinstance(base_url, str):
-                from acpwire.agent.listing import list_models
+                from acpwire.agent.embedded.listing import list_models
 
                 with contextlib.suppress(Exception):
                     listed = list_models(base_url, key if isinstance(key, str) else None)

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from acpwire.agent.cancel import CancelToken
-from acpwire.agent.tools.base import Tool, ToolOutcome
+from acpwire.agent.embedded.tools.base import Tool, ToolOutcome
 from acpwire.hermes.modules import hermes_module
 
 logger = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from mcp.client.session import ClientSession
 
 from acpwire._version import __version__
 
-from .tools import describe_error
+from .results import describe_error
 from .transports import Opener
 
 logger = logging.getLogger(__name__)

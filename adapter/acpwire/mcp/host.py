@@ -33,7 +33,7 @@ from .registry import registry_of
 from .session import LateStart, McpSession
 
 if TYPE_CHECKING:  # the MCP SDK is imported when a first server starts (cold start)
-    from acpwire.sandbox.environment import SecretSpec
+    from acpwire.config.environment import SecretSpec
 
     from .connection import ServerConnection
     from .registry import ToolSink
@@ -67,7 +67,7 @@ class McpServerHost:
         secrets: SecretSpec | None = None,
     ) -> None:
         """``secrets``: what stdio servers' environment leaves out, as for shell commands
-        (:func:`acpwire.sandbox.environment.secret_spec` of the settings; None: acpwire's
+        (:func:`acpwire.config.environment.secret_spec` of the settings; None: acpwire's
         key and every variable that looks like a secret, nothing passed through)."""
         self.secrets = secrets
         self.start_timeout = start_timeout

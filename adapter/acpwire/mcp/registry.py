@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # the tools package (and its patterns) loads with the first agent
-    from acpwire.agent.tools.base import Tool
+    from acpwire.agent.embedded.tools.base import Tool
 
 
 @runtime_checkable
 class ToolSink(Protocol):
-    """The part of :class:`acpwire.agent.tools.base.ToolRegistry` the MCP host uses."""
+    """The part of :class:`acpwire.agent.embedded.tools.base.ToolRegistry` the MCP host uses."""
 
     def add(self, tool: Tool, *, replace: bool = False) -> None: ...
     def remove(self, name: str) -> bool: ...

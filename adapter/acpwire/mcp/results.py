@@ -1,4 +1,4 @@
-"""Turning an MCP ``CallToolResult`` into the text the model sees.
+"""Turning an MCP ``CallToolResult`` (or a server's failure) into the text the model sees.
 
 Text content is kept as it is and joined with newlines; images, audio and binary
 resources become a one-line summary (the model cannot read base64); embedded text
@@ -12,7 +12,7 @@ import json
 
 import mcp_types as types
 
-from acpwire.agent.tools.base import ToolOutcome, failure
+from acpwire.agent.embedded.tools.base import ToolOutcome, failure
 
 NO_CONTENT = "(the MCP tool returned no content)"
 
@@ -67,3 +67,11 @@ def outcome_from_result(result: types.CallToolResult) -> ToolOutcome:
     if result.is_error:
         return failure(text or "the MCP tool reported an error without details")
     return ToolOutcome(text or NO_CONTENT)
+
+
+def describe_error(exc: BaseException) -> str:
+    """A one-line account of ``exc``, looking inside exception groups."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(describe_error(inner) for inner in exc.exceptions)
+    text = str(exc) or type(exc).__name__
+    return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"

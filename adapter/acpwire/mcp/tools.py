@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 
 from acpwire.agent.cancel import CancelToken
+from acpwire.agent.embedded.tools.base import ToolContext, ToolOutcome, failure
 from acpwire.agent.seam import AccessProposal
-from acpwire.agent.tools.base import ToolContext, ToolOutcome, failure
 
 from .naming import allocate_names
-from .results import outcome_from_result
+from .results import describe_error, outcome_from_result
 
 if TYPE_CHECKING:
     from .connection import ServerConnection
@@ -102,14 +102,6 @@ class McpTool:
             if unregister is not None:
                 unregister()
         return outcome_from_result(result)
-
-
-def describe_error(exc: BaseException) -> str:
-    """A one-line account of ``exc``, looking inside exception groups."""
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(describe_error(inner) for inner in exc.exceptions)
-    text = str(exc) or type(exc).__name__
-    return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"
 
 
 def offer_tools(

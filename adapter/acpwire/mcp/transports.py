@@ -2,7 +2,7 @@
 
 * stdio: the command runs in the session's cwd with the client's environment variables
   over acpwire's environment scrubbed as for shell commands
-  (:func:`acpwire.sandbox.environment.scrubbed_env`: no ``OPENAI_API_KEY``, nothing the
+  (:func:`acpwire.config.environment.scrubbed_env`: no ``OPENAI_API_KEY``, nothing the
   config home's ``.env`` defined, no variable that looks like a key, token or secret,
   except the names in ``env_passthrough``), so the agent's own secrets do not leak into
   third-party servers; its stderr goes to ours (never to stdout, which carries ACP);
@@ -29,7 +29,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from acp_v1 import models as m
-from acpwire.sandbox.environment import SecretSpec, scrubbed_env
+from acpwire.config.environment import SecretSpec, scrubbed_env
 
 Opener = Callable[[], AbstractAsyncContextManager[TransportStreams]]
 

@@ -15,17 +15,29 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from pydantic import ValidationError
 
 from .errors import METHOD_NOT_FOUND, REQUEST_CANCELLED, RpcError, error_from_exception
 from .messages import RequestId
 
-if TYPE_CHECKING:
-    from .connection import Connection
-
 logger = logging.getLogger(__name__)
+
+
+class Peer(Protocol):
+    """The connection a request arrived on, as its handler may use it (a
+    :class:`~acpwire.rpc.connection.Connection`, which implements this contract)."""
+
+    async def request(
+        self, method: str, params: object = None, *, timeout: float | None = None
+    ) -> object: ...
+
+    async def notify(self, method: str, params: object = None) -> None: ...
+
+    async def notify_encoded(self, method: str, params_json: bytes) -> None: ...
+
+    async def drained(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +46,7 @@ class RequestContext:
 
     id: RequestId
     method: str
-    connection: Connection
+    connection: Peer
     after_answer: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     """Callbacks run, in order, right after a successful answer is written (for
     notifications that a client must only see once it has the answer)."""

@@ -3,20 +3,18 @@
 - :mod:`~acpwire.sandbox.probe`: is bubblewrap usable here (``ACPWIRE_BWRAP`` names it);
 - :mod:`~acpwire.sandbox.policy`: the workspace-write policy of one command (paths);
 - :mod:`~acpwire.sandbox.bwrap`: that policy as a bubblewrap argv;
-- :mod:`~acpwire.sandbox.guard`: per sandboxed run, the protected paths at every depth
-  held read-only (:mod:`~acpwire.sandbox.tree`, the walk kept between commands;
-  :mod:`~acpwire.sandbox.placeholders` at missing fixed places) and, after it, the new
-  ones moved out (:mod:`~acpwire.sandbox.quarantine`);
-- :mod:`~acpwire.sandbox.environment`: the scrubbed environment (no secrets), of
-  commands and MCP servers alike;
+- :mod:`~acpwire.sandbox.protected`: per sandboxed run, the protected paths at every
+  depth held read-only (the walk kept between commands, placeholders at missing fixed
+  places) and, after it, the new ones moved out;
 - :mod:`~acpwire.sandbox.readonly`: the read-only commands run unasked without a sandbox;
 - :mod:`~acpwire.sandbox.decide`: per command, asked or not, sandboxed or not.
 
-Importing this package loads no protocol code (the agent layer uses the environment).
+The scrubbed environment (no secrets) of commands and MCP servers alike is
+:mod:`acpwire.config.environment`, below the agent layer, which uses it too. Importing this package
+loads no protocol code.
 """
 
 from acpwire.sandbox.decide import FULL_ACCESS, CommandDecision, Escalation, decide_command
-from acpwire.sandbox.environment import SecretSpec, looks_secret, scrubbed_env
 from acpwire.sandbox.probe import BWRAP_ENV, INSTALL_HINT, SandboxStatus, sandbox_status
 from acpwire.sandbox.readonly import is_read_only
 
@@ -27,10 +25,7 @@ __all__ = [
     "CommandDecision",
     "Escalation",
     "SandboxStatus",
-    "SecretSpec",
     "decide_command",
     "is_read_only",
-    "looks_secret",
     "sandbox_status",
-    "scrubbed_env",
 ]

@@ -15,14 +15,14 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from acpwire.agent.embedded.tools.danger import dangerous_reason
 from acpwire.agent.seam import CommandPlan
-from acpwire.agent.tools.danger import dangerous_reason
 from acpwire.config import Settings
+from acpwire.config.environment import command_env, secret_spec
 from acpwire.sandbox.bwrap import env_argv
 from acpwire.sandbox.decide import READ_ONLY_GIT_ENV, Escalation, decide_command
-from acpwire.sandbox.environment import command_env, secret_spec
-from acpwire.sandbox.guard import SandboxGuard
 from acpwire.sandbox.probe import SandboxStatus, sandbox_status
+from acpwire.sandbox.protected.guard import SandboxGuard
 
 __all__ = ["config_homes", "plan_command", "secret_spec"]
 

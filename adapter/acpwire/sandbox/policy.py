@@ -6,7 +6,7 @@ rest of the file system, and inside each root the git directories of the reposit
 enclosing it (:func:`acpwire.approval.protected.git_dirs`: ``.git``, the ``gitdir:``
 target of a worktree or submodule and its common directory, a bare repository, the
 directory ``core.hooksPath`` names), the protected paths found below it (``protected``:
-the walk of :mod:`acpwire.sandbox.guard`, placeholders included) and, when the user's
+the walk of :mod:`acpwire.sandbox.protected.guard`, placeholders included) and, when the user's
 home lies inside a root, its start-up and autostart files (:data:`HOME_PERSISTENCE`).
 Not even readable: acpwire's config home, Hermes' home, the user's credential stores and
 ``/run`` (sockets). No network unless allowed.

@@ -1,7 +1,7 @@
 """Assemble the backend: the session database, the runtime, one connection's backend.
 
 This module is the session machinery's entry point, imported once ``initialize`` has
-been answered (see :mod:`acpwire.server.front`). :func:`build_backend` builds a
+been answered (see :mod:`.process.front_desk`). :func:`build_backend` builds a
 connection's backend; :func:`serve` runs one ACP connection with an existing runtime
 over any byte stream pair (tests use an in-memory pair) until the client closes it.
 """
@@ -17,24 +17,23 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from acp_v1.peers import ClientPeer
 from acpwire.agent.factory import AgentFactory
 from acpwire.config import Settings
-from acpwire.mcp import McpServerHost
-from acpwire.private import (
+from acpwire.config.environment import secret_spec
+from acpwire.config.private import (
     FILE_MODE,
     PRIVATE_FILES,
     create_private_file,
     make_private_home,
     restrict,
 )
+from acpwire.mcp import McpServerHost
 from acpwire.probe import ConnectionProbe
 from acpwire.sandbox import sandbox_status
-from acpwire.sandbox.environment import secret_spec
+from acpwire.server.editor.mcp_host import McpHost
+from acpwire.server.methods.backend import AcpBackend
+from acpwire.server.process.choice import choose_factory
+from acpwire.server.process.front_desk import Station, serve_connection
+from acpwire.server.sessions.manager import SessionManager
 from acpwire.store import SessionStore, StoreError, open_session_store
-
-from .backend import AcpBackend
-from .choice import choose_factory
-from .front import Station, serve_connection
-from .manager import SessionManager
-from .mcp import McpHost
 
 logger = logging.getLogger(__name__)
 
@@ -123,6 +122,12 @@ class Runtime:
         checks = (check_in_background(manager), probe_sandbox_in_background())
         return cls(settings, manager, factory, tuple(t for t in checks if t is not None))
 
+    def backend_for(
+        self, station: Station, client: ClientPeer, probe: ConnectionProbe | None
+    ) -> tuple[AcpBackend, McpHost]:
+        """:func:`build_backend` with this runtime (what the front desk calls)."""
+        return build_backend(self, station, client, probe)
+
     def close(self) -> None:
         # A check still running (a sandbox probe mid fork/exec) must not meet the
         # interpreter's finalization; each had seconds already, so wait a little.
@@ -133,11 +138,10 @@ class Runtime:
 
 
 def build_backend(
-    station: Station, client: ClientPeer, probe: ConnectionProbe | None
+    runtime: Runtime, station: Station, client: ClientPeer, probe: ConnectionProbe | None
 ) -> tuple[AcpBackend, McpHost]:
     """The backend of one connection (and its MCP host, still to be entered), acting on
     the ``initialize`` the front desk answered."""
-    runtime = station.runtime()
     host: McpHost = (
         station.mcp
         if station.mcp is not None

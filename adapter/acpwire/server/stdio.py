@@ -17,18 +17,16 @@ import anyio
 
 from acpwire.config import Settings
 from acpwire.rpc import stdio_streams
-
-from ._early import EarlyStart, answer_first
-from .choice import as_factory, choose_factory, load_factory
-from .front import Station, serve_connection
-from .signals import SignalPolicy, watch_signals
+from acpwire.server.process.choice import as_factory, choose_factory, load_factory
+from acpwire.server.process.first_answer import EarlyStart, answer_first
+from acpwire.server.process.front_desk import Station, serve_connection
+from acpwire.server.process.signals import SignalPolicy, watch_signals
 
 if TYPE_CHECKING:
     from acpwire.agent.factory import AgentFactory, SessionContext
     from acpwire.agent.seam import SyncAgent
-
-    from .app import Runtime
-    from .state import SessionState
+    from acpwire.server.app import Runtime
+    from acpwire.server.sessions.state import SessionState
 
 __all__ = ["AgentSource", "resolve_agent", "run_stdio", "run_until_done", "serve", "settle_gc"]
 
@@ -52,7 +50,7 @@ def settle_gc() -> None:
 
 
 def _signal_policy(station: Station) -> SignalPolicy:
-    """SIGINT cancels the turns running on the station's backends (see :mod:`.signals`)."""
+    """SIGINT cancels the turns running on the station's backends (see :mod:`~.process.signals`)."""
 
     def sessions() -> list[SessionState]:
         return [s for b in station.backends for s in b.manager.open_sessions()]
@@ -67,7 +65,7 @@ def _signal_policy(station: Station) -> SignalPolicy:
 
 
 def resolve_agent(agent: AgentSource, settings: Settings) -> AgentFactory:
-    """The factory of ``agent``; raises :class:`~acpwire.server.choice.AgentSpecError`."""
+    """The factory of ``agent``; raises :class:`~.process.choice.AgentSpecError`."""
     if agent is None:
         return choose_factory(settings)
     if isinstance(agent, str):
@@ -98,7 +96,7 @@ async def _serve(
     def runtime() -> Runtime:
         """Opened with the first backend (after the ``initialize`` answer), then kept."""
         if not made:
-            from .app import Runtime
+            from acpwire.server.app import Runtime
 
             made.append(Runtime.create(settings, factory))
         return made[0]
@@ -135,10 +133,10 @@ def serve(
 
     Reads the config home (``ACPWIRE_HOME``), logs to stderr, and returns when the
     editor closes stdin. A spec that cannot be served raises
-    :class:`~acpwire.server.choice.AgentSpecError` before anything is read from stdin.
+    :class:`~.process.choice.AgentSpecError` before anything is read from stdin.
     """
-    from acpwire._logs import setup_logging
     from acpwire.config import load_settings
+    from acpwire.config.logs import setup_logging
 
     settings = load_settings()
     setup_logging(log_level or settings.log_level)
@@ -160,8 +158,8 @@ def run_until_done(
     early: EarlyStart | None = None,
 ) -> None:
     """Serve ``factory`` on stdio in a new event loop until the editor closes stdin or a
-    signal ends it (:mod:`.signals`); a Ctrl-C before the signal watcher is up ends it
-    quietly too. ``early``: what :func:`~._early.answer_first` did before the loop
+    signal ends it (:mod:`~.process.signals`); a Ctrl-C before the signal watcher is up ends it
+    quietly too. ``early``: what :func:`~.process.first_answer.answer_first` did before the loop
     (None: claim stdio and answer everything in the loop)."""
     try:
         anyio.run(lambda: _serve(factory, settings, unstable=unstable, early=early))

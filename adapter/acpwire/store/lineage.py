@@ -3,7 +3,7 @@
 The ACP session id is stable, but the agent may rotate its own session id mid-turn when it
 compresses its context: the old internal session ends with reason ``"compression"`` and a
 child whose parent is the old one continues. These rows record that chain so
-:mod:`acpwire.provenance` can describe it to the client.
+:mod:`acpwire.server.sessions.provenance` can describe it to the client.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Persistent "always allow" / "always deny" answers to permission requests, per workspace.
 
 A decision is keyed by the workspace (compared in normalised form, see
-:func:`acpwire.paths.normalize_for_compare`), its kind (a shell ``command`` or a file
+:func:`acpwire.config.paths.normalize_for_compare`), its kind (a shell ``command`` or a file
 ``edit``, an MCP ``tool``) and a key chosen by the permission layer (a command pattern, a path ...). Keys match
 exactly; the latest decision for a key replaces the earlier one.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, get_args
 
-from acpwire.paths import normalize_for_compare
+from acpwire.config.paths import normalize_for_compare
 from acpwire.store.db import Database
 from acpwire.store.values import format_ts, parse_ts, utcnow
 

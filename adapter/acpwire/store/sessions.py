@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from acpwire.paths import normalize_for_compare
+from acpwire.config.paths import normalize_for_compare
 from acpwire.store.db import Database
 from acpwire.store.errors import SessionExistsError, UnknownSessionError
 from acpwire.store.values import (
