@@ -209,7 +209,9 @@ def launch_fast_agent(root: Path, base_url: str) -> Launch:
         }
     )
     env = offline_env(root, GENERIC_API_KEY=API_KEY, GENERIC_BASE_URL=base_url)
-    argv = [AGENTS["fast-agent"].bin("fast-agent-acp"), "--config-path", str(config)]
+    # --shell: the `execute` tool (fast_agent/cli/shared_options.py), which asks permission;
+    # with a client that offers no terminal it runs in fast-agent's own shell.
+    argv = [AGENTS["fast-agent"].bin("fast-agent-acp"), "--config-path", str(config), "--shell"]
     return Launch(argv, env, files, cwd=config.parent, work=_work(root))
 
 
@@ -220,7 +222,8 @@ def launch_mistral_vibe(root: Path, base_url: str) -> Launch:
     files = write_files(
         {
             vibe_home / "config.toml": (
-                f'active_model = "{MODEL}"\n\n'
+                f'active_model = "{MODEL}"\n'
+                "enable_telemetry = false\n\n"
                 "[[providers]]\n"
                 'name = "loopback"\n'
                 f'api_base = "{base_url}"\n'
@@ -238,12 +241,13 @@ def launch_mistral_vibe(root: Path, base_url: str) -> Launch:
 
 
 def launch_kimi(root: Path, base_url: str) -> Launch:
-    """``kimi acp`` (kimi-cli): an ``openai_legacy`` provider and a model in
-    ``~/.kimi/config.toml``."""
-    home = root / "home"
+    """``kimi acp`` (kimi-cli, ``kimi_cli.cli:acp`` -> ``kimi_cli.acp.acp_main``): an
+    ``openai_legacy`` provider and a model in ``$KIMI_SHARE_DIR/config.toml``
+    (kimi_cli/share.py, kimi_cli/config.py ``LLMProvider`` / ``LLMModel``)."""
+    share = root / "kimi-share"
     files = write_files(
         {
-            home / ".kimi" / "config.toml": (
+            share / "config.toml": (
                 f'default_model = "{MODEL}"\n\n'
                 f'[models."{MODEL}"]\n'
                 'provider = "loopback"\n'
@@ -253,18 +257,32 @@ def launch_kimi(root: Path, base_url: str) -> Launch:
                 'type = "openai_legacy"\n'
                 f'base_url = "{base_url}"\n'
                 f'api_key = "{API_KEY}"\n'
-            )
+            ),
+            # kimi's ACP server refuses session/new ("Authentication required") without a
+            # Kimi Code OAuth token on file, whatever model is configured
+            # (kimi_cli/acp/server.py `_check_auth`); a dummy one with no expiry passes
+            # (kimi_cli/auth/oauth.py `load_tokens`, `OAuthToken.from_dict`).
+            share / "credentials" / "kimi-code.json": json.dumps(
+                {"access_token": "dummy-local", "refresh_token": "", "expires_at": 0}
+            ),
         }
     )
-    env = offline_env(root)
-    return Launch([AGENTS["kimi"].bin("kimi"), "acp"], env, files, work=_work(root))
+    env = offline_env(root, KIMI_SHARE_DIR=str(share))
+    # Not `kimi acp`: 1.52.0's entry point (kimi_cli/__main__.py `_deprecation_gate`) only
+    # prints a deprecation notice on stdout and exits. The Typer CLI behind it is still
+    # there, and kimi's own Toad launcher starts it so (kimi_cli/cli/toad.py).
+    argv = [AGENTS["kimi"].bin("python"), "-m", "kimi_cli.cli", "acp"]
+    return Launch(argv, env, files, work=_work(root))
 
 
 def launch_openhands(root: Path, base_url: str) -> Launch:
-    """``openhands acp`` (openhands CLI): its LLM from ``LLM_MODEL`` / ``LLM_BASE_URL`` /
-    ``LLM_API_KEY`` with ``--override-with-envs``."""
+    """``openhands acp`` (``openhands_cli.entrypoint:main``, argparsers/acp_parser.py): its
+    LLM from ``LLM_MODEL`` / ``LLM_BASE_URL`` / ``LLM_API_KEY``, read only with
+    ``--override-with-envs`` (stores/agent_store.py); its state in
+    ``OPENHANDS_PERSISTENCE_DIR`` (locations.py)."""
     env = offline_env(
         root,
+        OPENHANDS_PERSISTENCE_DIR=str(root / "openhands-state"),
         LLM_MODEL=f"openai/{MODEL}",
         LLM_BASE_URL=base_url,
         LLM_API_KEY=API_KEY,
@@ -278,13 +296,18 @@ def _tool_turn(call: JsonObject) -> Turn:
     """A prompt whose model reply is one OpenAI tool call, then a sentence."""
     return Turn(
         prompt="Read notes.txt and tell me what it says.",
-        rules=[{"match": "notes.txt", "times": 1, "tool_calls": [call]}],
-        script=[{"text": "The notes say hello."}],
+        rules=[{"match": "notes.txt", "times": 1, "tool_calls": [call], "usage": USAGE}],
+        script=[{"text": "The notes say hello.", "usage": USAGE}],
         files={"notes.txt": "hello from the notes\n"},
     )
 
 
-TEXT_TURN = Turn(prompt="Say hello.", rules=[{"match": "hello", "text": "Hello, editor."}])
+USAGE = {"prompt_tokens": 12, "completion_tokens": 3}
+"""Token usage on every scripted reply (mistral-vibe refuses a stream without it)."""
+
+TEXT_TURN = Turn(
+    prompt="Say hello.", rules=[{"match": "hello", "text": "Hello, editor.", "usage": USAGE}]
+)
 
 AGENTS: dict[str, Agent] = {
     agent.name: agent
@@ -311,16 +334,17 @@ AGENTS: dict[str, Agent] = {
                         "match": "made.txt",
                         "times": 1,
                         "text": "```shell\necho made > made.txt\n```",
+                        "usage": USAGE,
                     }
                 ],
-                script=[{"text": "Done: made.txt is written."}],
+                script=[{"text": "Done: made.txt is written.", "usage": USAGE}],
             ),
         ),
         Agent(
             "fast-agent",
             ["fast-agent-mcp==0.10.48"],
             launch_fast_agent,
-            TEXT_TURN,
+            _tool_turn({"id": "call-1", "name": "bash", "arguments": {"command": "cat notes.txt"}}),
             python="3.12",
             max_python="3.16",
         ),
