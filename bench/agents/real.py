@@ -91,6 +91,8 @@ class Agent:
     package goes in ``--no-deps``, then its declared dependencies with these replaced)."""
     venv_name: str = ""
     """The venv's folder under bench/.venvs (default: the agent's name)."""
+    make_target: str = "check-agents"
+    """The make target that installs it."""
 
     @property
     def venv(self) -> Path:
@@ -99,12 +101,20 @@ class Agent:
     def bin(self, name: str) -> str:
         return str(self.venv / "bin" / name)
 
+    @property
+    def python_range(self) -> str:
+        return f">={self.python}" + (f",<{self.max_python}" if self.max_python else "")
+
     def missing(self) -> str | None:
         """Why this agent cannot run here, or None."""
         if self.blocked:
             return self.blocked
         if not (self.venv / "bin" / "python").exists():
-            return f"{self.name} is not installed: {self.venv} is missing (run `make check-agents`)"
+            needs = "" if self.python == "3.11" else f"; it needs Python {self.python_range}"
+            return (
+                f"{self.name} is not installed: {self.venv} is missing"
+                f" (`make {self.make_target}` builds it{needs})"
+            )
         return None
 
 
@@ -319,6 +329,7 @@ AGENTS: dict[str, Agent] = {
             launch_hermes,
             _tool_turn({"id": "call-1", "name": "read_file", "arguments": {"path": "notes.txt"}}),
             venv_name="hermes-acpwire",
+            make_target="hermes-venv",
         ),
         Agent(
             "gptme",
@@ -339,6 +350,7 @@ AGENTS: dict[str, Agent] = {
                 ],
                 script=[{"text": "Done: made.txt is written.", "usage": USAGE}],
             ),
+            make_target="gptme-venv",
         ),
         Agent(
             "fast-agent",
@@ -408,10 +420,15 @@ def interpreter_for(agent: Agent) -> tuple[str | None, str]:
         seen.append(f"{python} ({version[0]}.{version[1]})")
         if version >= low and (high is None or version < high):
             return python, ""
-    wanted = f">={agent.python}" + (f",<{agent.max_python}" if agent.max_python else "")
+    built = low <= (3, 13) and (high is None or high > (3, 13))
     return None, (
-        f"{agent.name} requires Python {wanted}; none here: {', '.join(seen)}"
-        " (`make agents-python` builds 3.13 from Debian's source package)"
+        f"{agent.name} requires Python {agent.python_range}; none here: {', '.join(seen)}"
+        + (
+            " (`make agents-python` builds 3.13 from Debian's source package)"
+            if built
+            else " (no registry this machine reaches has that CPython: Debian has 3.11 in"
+            " bookworm and 3.13 in trixie; npm's portable-python downloads from GitHub)"
+        )
     )
 
 

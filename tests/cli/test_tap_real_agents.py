@@ -10,8 +10,10 @@ and method) and what the tap flagged, which is asserted exactly: docs/AGENTS.md 
 each flag in the agent's code.
 
 A test whose agent is not installed skips, saying which venv is missing and how to build
-it (``make hermes-venv``, ``make gptme-venv``; ``.ci/run`` builds both). The acpx test
-needs acpx (``make interop-deps``).
+it (``make hermes-venv``, ``make gptme-venv``; ``.ci/run`` builds both). mistral-vibe and
+kimi-cli need Python >= 3.12, which this machine has only once ``make agents-python`` has
+built it (about 6 minutes): ``make check-agents`` installs them, CI does not, so their tests
+skip there. The acpx test needs acpx (``make interop-deps``).
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ from typing import Any
 
 import pytest
 
+from acpwire.cli.tap._mask import MASK
 from bench.agents.real import (
     AGENTS,
     MODEL,
+    TEXT_TURN as TEXT_TURN_FOR_KIMI,
     Agent,
     Session,
     read_trace,
@@ -45,6 +49,8 @@ pytestmark = pytest.mark.subprocess
 RECORDER = Path(__file__).resolve().parents[1] / "fixtures" / "byte_recorder.py"
 HERMES = AGENTS["hermes"]
 GPTME = AGENTS["gptme"]
+VIBE = AGENTS["mistral-vibe"]
+KIMI = AGENTS["kimi"]
 
 
 def skip_unless_installed(agent: Agent) -> pytest.MarkDecorator:
@@ -80,13 +86,51 @@ def assert_nothing_changed(
     # What the agent read is, byte for byte, what the client wrote, and the other way round.
     assert (recorded / "in").read_bytes() == session.sent
     assert (recorded / "out").read_bytes() == session.received
-    # The trace holds each line once, in order, as it was on the wire (nothing is masked
-    # in these sessions).
-    assert not any(r.get("masked") for r in records)
-    to_agent = [r["raw"].encode() for r in records if r["dir"] == "client->agent"]
-    to_client = [r["raw"].encode() for r in records if r["dir"] == "agent->client"]
-    assert to_agent == lines(session.sent)
-    assert to_client == lines(session.received)
+    # The trace holds each line once, in order, as it was on the wire; a masked one as the
+    # same message with secret-looking values replaced.
+    for direction, wire in (("client->agent", session.sent), ("agent->client", session.received)):
+        traced = [r for r in records if r["dir"] == direction]
+        assert len(traced) == len(lines(wire))
+        for record, line in zip(traced, lines(wire), strict=True):
+            if record.get("masked"):
+                assert masked_copy(json.loads(record["raw"]), json.loads(line)), record
+            else:
+                assert record["raw"].encode() == line
+
+
+def masked_copy(masked: object, original: object) -> bool:
+    """``masked`` is ``original`` with some values replaced by the tap's mask."""
+    if masked == MASK:
+        return True
+    if isinstance(masked, dict) and isinstance(original, dict):
+        return masked.keys() == original.keys() and all(
+            masked_copy(masked[k], original[k]) for k in masked
+        )
+    if isinstance(masked, list) and isinstance(original, list):
+        return len(masked) == len(original) and all(
+            masked_copy(a, b) for a, b in zip(masked, original, strict=True)
+        )
+    return masked == original
+
+
+def masked_keys(records: Sequence[dict[str, Any]]) -> set[str]:
+    """The keys whose values the tap masked in the trace."""
+    found: set[str] = set()
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if item == MASK:
+                    found.add(key)
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    for record in records:
+        if record.get("masked"):
+            walk(json.loads(record["raw"]))
+    return found
 
 
 def client_side(records: Sequence[dict[str, Any]]) -> list[tuple[str, str | None, object]]:
@@ -130,6 +174,7 @@ def test_hermes_acp_behind_the_tap(tmp_path: Path) -> None:
     a tool, then answers. Nothing changes on the wire and the tap flags nothing."""
     session, records, recorded = run_behind_tap(HERMES, tmp_path)
     assert_nothing_changed(session, records, recorded)
+    assert masked_keys(records) == set()
     assert client_side(records) == SCRIPTED_CLIENT  # hermes asks the client nothing
     assert agent_answers(records) == {1: "initialize", 2: "session/new", 3: "session/prompt"}
     seen = updates(records)
@@ -145,8 +190,9 @@ def test_hermes_acp_behind_the_tap(tmp_path: Path) -> None:
     )
     assert text.strip() == "The notes say hello."
     # Conforming: no violation on any line nor at the end. (Hermes' last update, its
-    # session_info_update after the prompt's answer, is state, which may come at any time:
-    # ACP v1 prompt-turn; acp_adapter/server.py sends it once the turn is saved.)
+    # session_info_update after the prompt's answer, is session state, which may come at
+    # any time, ACP v1 prompt-turn: acp_adapter/server.py sends it when its background
+    # titler has named the session, `_notify_title_update` around `maybe_auto_title`.)
     assert violations(records) == []
     assert summary(records)["violations"] == []
     assert "acpwire tap: violation" not in session.stderr
@@ -158,6 +204,7 @@ def test_gptme_acp_behind_the_tap(tmp_path: Path) -> None:
     model reply is a shell block, which gptme runs, then a sentence."""
     session, records, recorded = run_behind_tap(GPTME, tmp_path)
     assert_nothing_changed(session, records, recorded)
+    assert masked_keys(records) == set()
     # gptme runs the command without asking the client: the ACP agent's permission code
     # (gptme/acp/agent.py `_create_confirm_with_tools`) is never installed, and gptme
     # initialized non-interactive registers no confirmation hook (gptme/hooks/confirm.py:
@@ -197,6 +244,63 @@ def finished_trace(trace: Path, timeout_s: float = 15.0) -> list[dict[str, Any]]
             return records
         time.sleep(0.05)
     raise AssertionError(f"the tap wrote no summary in {timeout_s} s: {trace}")
+
+
+@skip_unless_installed(VIBE)
+def test_mistral_vibe_behind_the_tap(tmp_path: Path) -> None:
+    """mistral-vibe 3.0.3's ``vibe-acp``: the tap flags one violation, a ``usage_update``
+    for the new session written before the ``session/new`` answer that gives the client
+    its id. vibe/acp/agent.py ``new_session`` calls ``_send_usage_update(session)`` (which
+    spawns the notification as a task, ``session.spawn(send())``) and then awaits
+    ``_trust_meta`` before returning the response, so the task writes first; the same file
+    delays its first ``available_commands_update`` by 0.1 s
+    (``INITIAL_AVAILABLE_COMMANDS_DELAY_SECONDS``) for this very reason. ACP v1
+    session-setup § Session ID: the id comes with the answer; a client has no session to
+    put the update in (docs/AGENTS.md)."""
+    session, records, recorded = run_behind_tap(VIBE, tmp_path)
+    assert_nothing_changed(session, records, recorded)
+    # The tap's masking takes vibe's token counts in its usage_update `_meta` for secrets
+    # (the names hold TOKEN): the trace shows "***" where the wire has numbers.
+    assert masked_keys(records) == {
+        "promptTokens",
+        "completionTokens",
+        "cachedTokens",
+        "totalTokens",
+        "tokensPerSecond",
+        "lastTurnTotalTokens",
+    }
+    assert client_side(records) == SCRIPTED_CLIENT
+    ((direction, rule, message),) = violations(records)
+    assert (direction, rule) == ("agent->client", "unknown-session")
+    assert message == (
+        f'session/update for session "{session.session_id}", which the client was never given'
+    )
+    (flagged,) = [r for r in records if r.get("violations")]
+    answer = next(r for r in records if r["kind"] == "response" and r.get("id") == 2)
+    assert records.index(flagged) < records.index(answer)
+    assert json.loads(flagged["raw"])["params"]["update"]["sessionUpdate"] == "usage_update"
+    assert summary(records)["counts"]["violations"] == {"unknown-session": 1}
+    assert session.stderr.count("acpwire tap: violation [unknown-session]") == 1
+
+
+@skip_unless_installed(KIMI)
+def test_kimi_cli_entry_point_behind_the_tap(tmp_path: Path) -> None:
+    """kimi-cli 1.52.0's documented ACP command, ``kimi acp``, answers ``initialize`` with
+    a line of prose on stdout and exits: its entry point (kimi_cli/__main__.py
+    ``_deprecation_gate``) prints ``deprecation_message()`` for any argument. The tap
+    flags the line (not-json) and the request never answered (unanswered)."""
+    with BenchModelServer(model=MODEL) as server:
+        launch = KIMI.launch(tmp_path / "root", server.base_url)
+        launch.argv = [KIMI.bin("kimi"), "acp"]
+        session = scripted_session(launch, TEXT_TURN_FOR_KIMI, tmp_path / "trace.jsonl")
+    assert session.error == "the agent closed its stdout before answering initialize"
+    assert session.returncode == 0
+    assert session.received.startswith(b"kimi-cli is no longer maintained.")
+    records = read_trace(tmp_path / "trace.jsonl")
+    assert violations(records) == [
+        ("agent->client", "not-json", "the agent wrote a line that is not JSON"),
+        ("end", "unanswered", "initialize request 1 sent by the client was never answered"),
+    ]
 
 
 def session_work(tmp_path: Path) -> Path:
