@@ -3,10 +3,11 @@
 # kimi-cli), built from Debian's source package (trixie's python3.13: the only registry this
 # machine reaches that has a newer CPython) into bench/.venvs/_python3.13 (git-ignored).
 # Needs apt-get, gcc and the -dev headers the Debian machine has (libssl, libffi, zlib,
-# sqlite3, bz2, lzma, readline, ncurses, uuid). About 7 minutes on 2 cores.
+# sqlite3, bz2, lzma, readline, ncurses, uuid). About 6 minutes on 2 cores.
+#   bench/agents/build_python.sh [PREFIX]     (default: bench/.venvs/_python3.13)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-prefix="$PWD/bench/.venvs/_python3.13"
+prefix="$(realpath -m "${1:-$PWD/bench/.venvs/_python3.13}")"
 if "$prefix/bin/python3.13" -c "import ssl, sqlite3, ctypes, venv" 2>/dev/null; then
     echo "python 3.13 ready: $prefix/bin/python3.13"
     exit 0

@@ -285,6 +285,14 @@ def launch_kimi(root: Path, base_url: str) -> Launch:
     return Launch(argv, env, files, work=_work(root))
 
 
+def launch_kimi_entry_point(root: Path, base_url: str) -> Launch:
+    """kimi-cli's documented ACP command, ``kimi acp``, configured as :func:`launch_kimi`:
+    1.52.0 answers it with a deprecation notice on stdout (docs/AGENTS.md)."""
+    launch = launch_kimi(root, base_url)
+    launch.argv = [AGENTS["kimi"].bin("kimi"), "acp"]
+    return launch
+
+
 def launch_openhands(root: Path, base_url: str) -> Launch:
     """``openhands acp`` (``openhands_cli.entrypoint:main``, argparsers/acp_parser.py): its
     LLM from ``LLM_MODEL`` / ``LLM_BASE_URL`` / ``LLM_API_KEY``, read only with
@@ -371,6 +379,14 @@ AGENTS: dict[str, Agent] = {
             substitute={"certifi==2026.10.19": "certifi==2026.10.19.post1"},
         ),
         Agent("kimi", ["kimi-cli==1.52.0"], launch_kimi, TEXT_TURN, python="3.12"),
+        Agent(
+            "kimi-entry-point",
+            ["kimi-cli==1.52.0"],
+            launch_kimi_entry_point,
+            TEXT_TURN,
+            python="3.12",
+            venv_name="kimi",
+        ),
         Agent(
             "openhands",
             ["openhands==1.16.0"],

@@ -33,7 +33,6 @@ from acpwire.cli.tap._mask import MASK
 from bench.agents.real import (
     AGENTS,
     MODEL,
-    TEXT_TURN as TEXT_TURN_FOR_KIMI,
     Agent,
     Session,
     read_trace,
@@ -289,10 +288,11 @@ def test_kimi_cli_entry_point_behind_the_tap(tmp_path: Path) -> None:
     a line of prose on stdout and exits: its entry point (kimi_cli/__main__.py
     ``_deprecation_gate``) prints ``deprecation_message()`` for any argument. The tap
     flags the line (not-json) and the request never answered (unanswered)."""
+    entry = AGENTS["kimi-entry-point"]
     with BenchModelServer(model=MODEL) as server:
-        launch = KIMI.launch(tmp_path / "root", server.base_url)
-        launch.argv = [KIMI.bin("kimi"), "acp"]
-        session = scripted_session(launch, TEXT_TURN_FOR_KIMI, tmp_path / "trace.jsonl")
+        launch = entry.launch(tmp_path / "root", server.base_url)
+        assert launch.argv == [KIMI.bin("kimi"), "acp"]
+        session = scripted_session(launch, entry.turn, tmp_path / "trace.jsonl")
     assert session.error == "the agent closed its stdout before answering initialize"
     assert session.returncode == 0
     assert session.received.startswith(b"kimi-cli is no longer maintained.")
