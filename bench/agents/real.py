@@ -205,8 +205,9 @@ def launch_gptme(root: Path, base_url: str) -> Launch:
 
 
 def launch_fast_agent(root: Path, base_url: str) -> Launch:
-    """``fast-agent-acp`` (fast-agent-mcp): the ``generic`` provider (any OpenAI-compatible
-    endpoint) from ``fastagent.config.yaml`` in the launch directory."""
+    """``fast-agent-acp`` (fast-agent-mcp, ``fast_agent.cli.commands.acp:main``): the
+    ``generic`` provider (any OpenAI-compatible endpoint: fast_agent/config.py
+    ``GenericSettings``) from ``fastagent.config.yaml`` in the launch directory."""
     config = root / "launch" / "fastagent.config.yaml"
     files = write_files(
         {
@@ -219,15 +220,16 @@ def launch_fast_agent(root: Path, base_url: str) -> Launch:
         }
     )
     env = offline_env(root, GENERIC_API_KEY=API_KEY, GENERIC_BASE_URL=base_url)
-    # --shell: the `execute` tool (fast_agent/cli/shared_options.py), which asks permission;
-    # with a client that offers no terminal it runs in fast-agent's own shell.
+    # --shell: its local shell tool, `bash` (fast_agent/cli/shared_options.py); it runs in
+    # the process's cwd, not the session's (docs/AGENTS.md).
     argv = [AGENTS["fast-agent"].bin("fast-agent-acp"), "--config-path", str(config), "--shell"]
     return Launch(argv, env, files, cwd=config.parent, work=_work(root))
 
 
 def launch_mistral_vibe(root: Path, base_url: str) -> Launch:
-    """``vibe-acp`` (mistral-vibe): a provider and model of its own in
-    ``$VIBE_HOME/config.toml``."""
+    """``vibe-acp`` (mistral-vibe, ``vibe.acp.entrypoint:main``): a provider and a model of
+    its own in ``$VIBE_HOME/config.toml`` (vibe/core/config/models.py ``ProviderConfig``,
+    ``ModelConfig``), telemetry off."""
     vibe_home = root / "vibe-home"
     files = write_files(
         {
