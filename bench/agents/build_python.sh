@@ -3,7 +3,7 @@
 # kimi-cli), built from Debian's source package (trixie's python3.13: the only registry this
 # machine reaches that has a newer CPython) into bench/.venvs/_python3.13 (git-ignored).
 # Needs apt-get, gcc and the -dev headers the Debian machine has (libssl, libffi, zlib,
-# sqlite3, bz2, lzma, readline, ncurses, uuid). About 6 minutes on 2 cores.
+# sqlite3, bz2, lzma, readline, ncurses, uuid). About 3 minutes on 2 idle cores.
 #   bench/agents/build_python.sh [PREFIX]     (default: bench/.venvs/_python3.13)
 set -euo pipefail
 cd "$(dirname "$0")/../.."

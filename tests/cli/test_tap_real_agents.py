@@ -12,7 +12,7 @@ each flag in the agent's code.
 A test whose agent is not installed skips, saying which venv is missing and how to build
 it (``make hermes-venv``, ``make gptme-venv``; ``.ci/run`` builds both). mistral-vibe and
 kimi-cli need Python >= 3.12, which this machine has only once ``make agents-python`` has
-built it (about 6 minutes): ``make check-agents`` installs them, CI does not, so their tests
+built it (about 3 minutes): ``make check-agents`` installs them, CI does not, so their tests
 skip there. The acpx test needs acpx (``make interop-deps``).
 """
 
