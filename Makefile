@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 CODE   := codegen generated adapter tests bench examples
 
 .DEFAULT_GOAL := help
-.PHONY: help install run demo regen check-generated schema-update lint type pytest test bench hermes-venv interop-deps clean
+.PHONY: help install run demo regen check-generated schema-update lint type pytest test bench hermes-venv gptme-venv agents-python check-agents interop-deps clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -59,6 +59,15 @@ hermes-venv: ## A virtualenv with the real Hermes agent and this checkout (for i
 	$(HERMES_VENV)/bin/python -m pip install --quiet 'hermes-agent[acp]==0.19.0'
 	$(HERMES_VENV)/bin/python -m pip install --quiet -e '.[backend]'
 	$(HERMES_VENV)/bin/python -c "import acpwire.hermes.modules as h; assert h.available(); print('hermes venv ready')"
+
+gptme-venv: $(STAMP) ## A virtualenv with gptme-acp 0.35.1 (for the tap's real-agent tests)
+	$(BIN)/python -m bench.agents.real --install-only --only gptme
+
+agents-python: ## Python 3.13 from Debian's source package, for the agents that need >= 3.12
+	bench/agents/build_python.sh
+
+check-agents: $(STAMP) hermes-venv agents-python ## Install the six real ACP agents, run each behind the tap (bench/results/agents/)
+	$(BIN)/python -m bench.agents.real --install
 
 ACPX_VERSION := 0.19.1
 ACPX_PREFIX  := tests/interop/.npm
