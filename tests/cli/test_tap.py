@@ -239,7 +239,15 @@ SECRET_MESSAGES = [
     request(
         3,
         "session/prompt",
-        {"sessionId": "s", "prompt": [], "_meta": {"vendor": {"api_key": "meta-key"}, "trace": 1}},
+        {
+            "sessionId": "s",
+            "prompt": [],
+            "_meta": {
+                "vendor": {"api_key": "meta-key", "promptTokens": 812, "authed": True},
+                "terminal-auth": {"command": "vendor", "args": ["login"]},
+                "trace": 1,
+            },
+        },
     ),
     request(4, "authenticate", {"methodId": "vendor", "_meta": {"otp": "auth-otp"}}),
 ]
@@ -273,7 +281,13 @@ def test_secrets_are_masked_in_the_trace_only(tmp_path: Path, mask: bool) -> Non
             {"name": "GITHUB_TOKEN", "value": MASK},
             {"name": "LANG", "value": "C.UTF-8"},
         ]
-        assert prompt["params"]["_meta"] == {"vendor": {"api_key": MASK}, "trace": 1}
+        # Only strings under secret-looking keys: token counts and flags are no secrets,
+        # and an object under such a key keeps what is not secret-looking in it.
+        assert prompt["params"]["_meta"] == {
+            "vendor": {"api_key": MASK, "promptTokens": 812, "authed": True},
+            "terminal-auth": {"command": "vendor", "args": ["login"]},
+            "trace": 1,
+        }
         assert auth["params"] == {"methodId": "vendor", "_meta": MASK}
 
 

@@ -46,6 +46,8 @@ LAYERS: list[str] = [
     "acpwire._process",
     "acpwire.endpoint",
     "acpwire.link",
+    # Conformance: the protocol checker (the tap's, a conformance run's).
+    "acpwire.conformance",
     # What the backend is built from: storage, the agent seam and the embedded agent,
     # prompt content, rendering, approval policy, the sandbox, MCP servers, Hermes.
     "acpwire.store",

@@ -78,7 +78,10 @@ async def test_a_thirty_line_agent_runs_in_the_full_backend(tmp_path: Path) -> N
         async with spawn_agent(Editor, command, env=env) as first:
             peer, editor = first.peer, first.handler
             await peer.initialize(init)
-            sid = (await peer.session_new(new)).session_id
+            made = await peer.session_new(new)
+            sid = made.session_id
+            # Hermes' _meta belongs to the agents that produce it, not to this one.
+            assert made.meta is None
             done = await peer.session_prompt(prompt(sid, "hello"))
             assert done.stop_reason == "end_turn"
             assert (work / "out.txt").read_text() == "hello"
@@ -90,6 +93,10 @@ async def test_a_thirty_line_agent_runs_in_the_full_backend(tmp_path: Path) -> N
             kinds = editor.kinds(sid)
             assert kinds.index("tool_call") < kinds.index("tool_call_update")
             assert editor.text(sid) == "Writing done."
+            infos = [
+                u for _, u in editor.updates if isinstance(u, m.SessionUpdateSessionInfoUpdate)
+            ]
+            assert infos and all(u.meta is None for u in infos)  # the title, without _meta
             starts = [u for s, u in editor.updates if isinstance(u, m.SessionUpdateToolCall)]
             assert starts[0].tool_call_id == "w1" and starts[0].kind == "edit"
 
@@ -111,9 +118,10 @@ async def test_a_thirty_line_agent_runs_in_the_full_backend(tmp_path: Path) -> N
             listed = await peer.session_list(m.ListSessionsRequest())
             assert [s.session_id for s in listed.sessions] == [sid]
             assert listed.sessions[0].title == "hello"
-            await peer.session_load(
+            loaded = await peer.session_load(
                 m.LoadSessionRequest(session_id=sid, cwd=str(work), mcp_servers=[])
             )
+            assert loaded.meta is None
             replayed = [u for s, u in editor.updates if s == sid]
     assert second.process.returncode == 0
     users = [u for u in replayed if isinstance(u, m.SessionUpdateUserMessageChunk)]

@@ -46,6 +46,9 @@ class DefaultAgentFactory:
 
     name = "acpwire default agent"
     setup_hint = "Run `acpwire --setup`, or set OPENAI_BASE_URL and ACPWIRE_MODEL."
+    session_provenance = True
+    """Sessions carry ``_meta.hermes.sessionProvenance``: the embedded agent keeps the
+    same chain of internal ids across compressions as Hermes does."""
 
     def __init__(
         self,

@@ -44,6 +44,8 @@ class HermesAgentFactory:
         "hermes model",
     )
     """The terminal auth method: ``acpwire --hermes-setup`` runs ``hermes model``."""
+    session_provenance = True
+    """Sessions carry ``_meta.hermes.sessionProvenance``: Hermes' compression chain."""
     any_model_id = True
     """``session/set_model`` and the model picker take what ``/model`` takes: any id
     Hermes' ``switch_model`` accepts, ``provider:model`` included (it refuses the rest)."""

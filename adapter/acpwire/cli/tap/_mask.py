@@ -6,8 +6,8 @@ Masked, each value replaced by :data:`MASK`:
 - the MCP servers' ``env`` values and ``headers`` values in the params of
   ``session/new``, ``session/load``, ``session/resume`` and ``session/fork``;
 - anywhere in a message, ``env`` values whose names look like secrets (``terminal/create``
-  and vendor methods), and the values of keys inside ``_meta`` whose names look like
-  secrets, at any depth.
+  and vendor methods), and the string values of keys inside ``_meta`` whose names look
+  like secrets, at any depth (numbers and flags, such as token counts, are kept).
 
 Names "look like secrets" by the rule the command sandbox uses
 (:func:`acpwire._secret_names.looks_secret`: ``*_KEY``, ``*TOKEN*``, ``PASSWORD``...).
@@ -74,16 +74,19 @@ def _named_values(entries: object, secret: _Rule) -> bool:
 
 
 def _meta(value: Any) -> bool:
-    """Inside ``_meta``: the keys that look secret, at any depth."""
+    """Inside ``_meta``: the string values of keys that look secret, at any depth (a
+    number or a flag is no secret: ``promptTokens: 812`` stays; under a secret-looking
+    key holding an object, its own secret-looking keys are masked)."""
     changed = False
     if isinstance(value, dict):
         for key in value:
-            if looks_secret(str(key)):
-                if value[key] != MASK:
+            item = value[key]
+            if looks_secret(str(key)) and isinstance(item, str):
+                if item != MASK:
                     value[key] = MASK
                     changed = True
             else:
-                changed |= _meta(value[key])
+                changed |= _meta(item)
     elif isinstance(value, list):
         for item in value:
             changed |= _meta(item)

@@ -39,7 +39,7 @@ from acpwire.server.editor.approvals import (
     approval_memory,
 )
 from acpwire.server.editor.refusals import editor_refusal, is_not_offered
-from acpwire.server.sessions.provenance import provenance_meta
+from acpwire.server.sessions.provenance import provenance_meta, sends_provenance
 from acpwire.server.sessions.state import SessionState
 
 if TYPE_CHECKING:
@@ -241,5 +241,7 @@ class SessionServices(Approvals):
         """The agent's internal id moved: record the lineage, tell the client."""
         manager = self.backend.manager
         previous = await self.backend.blocking(manager.rotate_internal, self.state, new_id, reason)
-        meta = provenance_meta(manager.lineage, self.state.id, new_id, previous)
+        meta = None
+        if sends_provenance(self.backend.factory):
+            meta = provenance_meta(manager.lineage, self.state.id, new_id, previous)
         await self.backend.turns.send_info(self.state, meta=dict(meta) if meta else None)

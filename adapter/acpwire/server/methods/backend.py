@@ -45,7 +45,7 @@ from acpwire.server.methods.advertised import setup_method_of
 from acpwire.server.sessions import options
 from acpwire.server.sessions.lazy_agent import LazyAgent
 from acpwire.server.sessions.manager import SessionManager
-from acpwire.server.sessions.provenance import provenance_meta
+from acpwire.server.sessions.provenance import provenance_meta, sends_provenance
 from acpwire.server.sessions.state import DEFAULT_MODE, SessionState
 from acpwire.store import StoreError
 from acpwire.store.values import storable
@@ -207,9 +207,10 @@ class BackendCore:
         await self.notifier.message(state.id, text)
 
     def provenance(self, state: SessionState) -> dict[str, Any] | None:
-        """``_meta`` with the session's provenance (None before the agent has an id)."""
+        """``_meta`` with the session's provenance (None before the agent has an id, and
+        for an agent whose factory does not say it has one: ``session_provenance``)."""
         internal = state.record.internal_id
-        if internal is None:
+        if internal is None or not sends_provenance(self.factory):
             return None
         meta = provenance_meta(self.manager.lineage, state.id, internal)
         return dict(meta) if meta is not None else None

@@ -22,6 +22,7 @@ __all__ = [
     "SessionProvenance",
     "build_provenance",
     "provenance_meta",
+    "sends_provenance",
 ]
 
 logger = logging.getLogger(__name__)
@@ -110,6 +111,14 @@ def build_provenance(
             provenance["reason"] = "compression"
             provenance["creatorKind"] = "compression"
     return provenance
+
+
+def sends_provenance(factory: object) -> bool:
+    """Whether sessions of ``factory``'s agent carry ``_meta.hermes.sessionProvenance``:
+    the agents whose internal session ids it describes (Hermes, and acpwire's own, which
+    keeps the same chain) say so with ``session_provenance = True``; a user's agent does
+    not get Hermes' ``_meta`` unless its factory asks for it."""
+    return getattr(factory, "session_provenance", False) is True
 
 
 def provenance_meta(
