@@ -20,8 +20,21 @@ anything decodes it. The run does I/O (processes, a scratch folder, the loopback
 the checker still does none.
 """
 
+from typing import TYPE_CHECKING
+
 from .checker import AGENT_TO_CLIENT, CLIENT_TO_AGENT, Direction, Finding, ProtocolChecker
 from .rules import RULES, Level, Rule
+
+if TYPE_CHECKING:
+    from .run import (
+        CHECKS as CHECKS,
+        AgentStartError as AgentStartError,
+        Check as Check,
+        CheckResult as CheckResult,
+        RunOptions as RunOptions,
+        RunReport as RunReport,
+        run_checks as run_checks,
+    )
 
 _RUN = frozenset(
     {"CHECKS", "AgentStartError", "Check", "CheckResult", "RunOptions", "RunReport", "run_checks"}

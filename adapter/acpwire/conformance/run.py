@@ -33,6 +33,7 @@ from typing import IO, Any, Final, Literal
 from acp_v1 import models as _models
 
 from ._model import CONTENT, ScriptedModel, marker
+from ._repairs import repairs
 from ._wire import AgentExited, AgentProcess, Incoming, NoAnswer
 from .checker import Direction, Finding
 
@@ -732,6 +733,14 @@ class _Run:
         return f"; the model called {seen.called}"
 
 
+def _well_formed(answer: Incoming, type_name: str, method: str) -> None:
+    """FAIL when a lenient receiver had to repair the answer's result (:mod:`._repairs`)."""
+    found = repairs(type_name, answer.obj.get("result"))
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise _Fail(f"{method} {found[0]}{more}", f"ACP v1 schema § {type_name}")
+
+
 def _updates_text(updates: Sequence[Mapping[str, Any]]) -> str:
     kinds: dict[str, int] = {}
     for update in updates:
@@ -770,6 +779,7 @@ def _initialize(run: _Run) -> str:
             f"initialize with protocolVersion 1 answered protocolVersion {_short(version)}: "
             "an agent supporting v1 must answer 1 (this run speaks v1 only)"
         )
+    _well_formed(answer, "InitializeResponse", "initialize")
     session_caps = run.caps.get("sessionCapabilities")
     offered = sorted(session_caps) if isinstance(session_caps, dict) else []
     return (
@@ -843,6 +853,7 @@ def _session_new(run: _Run) -> str:
         m.get("id") for m in (modes or {}).get("availableModes") or () if isinstance(m, dict)
     ]
     option_ids = [o.get("id") for o in options or () if isinstance(o, dict)]
+    _well_formed(answer, "NewSessionResponse", "session/new")
     return f"session {sid} in {run.project}; modes {mode_ids}; configOptions {option_ids}"
 
 
@@ -913,6 +924,7 @@ def _set_config(run: _Run) -> str:
             f"session/set_config_option {option.get('id')!r} = {params['value']!r} "
             f"(offered) answered {_error_text(error)}"
         )
+    _well_formed(answer, "SetSessionConfigOptionResponse", "session/set_config_option")
     return f"{option.get('id')!r}: {current!r} -> {params['value']!r} answered"
 
 
@@ -950,7 +962,7 @@ def _permission(run: _Run, check: str, verdict: Literal["allow", "reject"]) -> s
     tool = request.get("toolCall")
     title = tool.get("title") if isinstance(tool, dict) else None
     evidence = (
-        f"asked about {_short(title, 60)!r} ({len(options)} options), answered {verdict}; "
+        f"asked about {_short(title, 60) if isinstance(title, str) else 'an untitled tool call'!r} ({len(options)} options), answered {verdict}; "
         f"stopReason {turn.stop_reason}; tool calls {_tool_calls(turn)}"
     )
     if verdict == "reject" and written:
@@ -1102,6 +1114,7 @@ def _list(run: _Run) -> str:
     error = _error(answer)
     if error is not None:
         raise _Fail(f"session/list answered {_error_text(error)}")
+    _well_formed(answer, "ListSessionsResponse", "session/list")
     result = answer.obj.get("result")
     sessions = result.get("sessions") if isinstance(result, dict) else None
     return f"{len(sessions) if isinstance(sessions, list) else 0} sessions listed"
