@@ -112,3 +112,19 @@ def test_the_self_test_keeps_its_flag() -> None:
     assert command_of(parse(["check", "--", "x"])) == "check"
     args = parse(["check", "--only", "a,b", "--only", "c", "--", "agent", "--flag"])
     assert args.only == ["a", "b", "c"] and args.argv == ["--", "agent", "--flag"]
+
+
+def test_the_command_loads_nothing_of_the_backend() -> None:
+    # `pip install acpwire` (no backend extra) is enough to run it in an agent's CI.
+    code = (
+        "import sys\n"
+        "from acpwire.cli import main\n"
+        "main(['check', '--list'])\n"
+        "import acpwire.conformance.run, acpwire.conformance.report\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('acpwire.', 'anyio', 'httpx', 'mcp'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    loaded = done.stdout.splitlines()[-1]
+    for heavy in ("acpwire.server", "acpwire.agent", "acpwire.rpc", "anyio", "httpx", "'mcp"):
+        assert heavy not in loaded
+    assert "acpwire.conformance.run" in loaded

@@ -102,3 +102,15 @@ def test_repairs_name_what_a_lenient_receiver_changed_but_not_nulls() -> None:
         )
         == []
     )
+
+
+def test_names_are_matched_in_any_case_and_by_word() -> None:
+    tools = [
+        tool("WriteFile", {"path": STR, "content": STR}, []),
+        tool("execute_bash", {"command": STR}, []),
+    ]
+    model = ScriptedModel()
+    reply = model(body(WRITE, tools))
+    assert reply is not None and reply["tool_calls"][0]["name"] == "WriteFile"
+    reply = model(body(marker("shell", "terminal-refused"), tools))
+    assert reply is not None and reply["tool_calls"][0]["name"] == "execute_bash"

@@ -173,17 +173,21 @@ class ScriptedModel:
         self, action: str, tools: Mapping[str, Mapping[str, Any]], path: str
     ) -> tuple[str, dict[str, object]] | None:
         names: Sequence[str]
+        words: Sequence[str]
         if action == "write":
-            forced, names, word = self.write_tool, _WRITE_NAMES, "write"
+            forced, names, words = self.write_tool, _WRITE_NAMES, ("write",)
             wanted: dict[Sequence[str], object] = {_PATH_KEYS: path, _CONTENT_KEYS: CONTENT}
         else:
-            forced, names, word = self.shell_tool, _SHELL_NAMES, "shell"
+            forced, names, words = self.shell_tool, _SHELL_NAMES, ("shell", "bash", "command")
             wanted = {_COMMAND_KEYS: "echo acpwire-check"}
         if forced is not None:
             candidates = [forced] if forced in tools else []
-        else:
-            candidates = [n for n in names if n in tools]
-            candidates += sorted(n for n in tools if word in n.lower() and n not in candidates)
+        else:  # the usual names (any case, in their order), then names holding a word
+            by_name = {name.lower(): name for name in tools}
+            candidates = [by_name[n] for n in names if n in by_name]
+            candidates += sorted(
+                n for n in tools if any(w in n.lower() for w in words) and n not in candidates
+            )
         for name in candidates:
             arguments = _arguments(tools[name], wanted)
             if arguments is not None:

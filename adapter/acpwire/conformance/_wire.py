@@ -7,6 +7,9 @@ Every line either side writes goes through the run's :class:`ProtocolChecker`, i
 order the client saw them: what the agent wrote is read by a thread into a queue and
 checked when the run takes it, and the queue is drained before each line the client
 writes, so a message the agent wrote before the client's next one is checked first.
+Drained lines wait in a backlog, in order, until the run asks for the next one: nothing
+the agent wrote is lost to the run, an answer taken while another line was written
+included.
 """
 
 from __future__ import annotations
@@ -89,6 +92,7 @@ class AgentProcess:
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=_STDERR_KEPT))
     _process: subprocess.Popen[bytes] | None = None
     _lines: queue.Queue[object] = field(default_factory=queue.Queue)
+    _backlog: deque[Incoming] = field(default_factory=deque)
     _next_id: int = 0
     _eof: bool = False
     _threads: list[threading.Thread] = field(default_factory=list)
@@ -189,29 +193,27 @@ class AgentProcess:
 
     # Reading.
 
-    def drain(self) -> list[Incoming]:
-        """Take every line already read, without waiting."""
-        taken: list[Incoming] = []
-        while True:
-            item = self._take(0)
-            if item is None:
-                return taken
-            taken.append(item)
+    def drain(self) -> None:
+        """Check every line already read, without waiting (they wait in the backlog)."""
+        while self._pump(0):
+            pass
 
-    def _take(self, timeout: float) -> Incoming | None:
+    def _pump(self, timeout: float) -> bool:
+        """Take one line the agent wrote (waiting up to ``timeout``): check it, put it in
+        the backlog, answer it when it is a request. False when there was none."""
         if self._eof:
-            return None
+            return False
         try:
             item = self._lines.get(timeout=timeout) if timeout > 0 else self._lines.get_nowait()
         except queue.Empty:
-            return None
+            return False
         if item is _EOF:
             self._eof = True
-            return None
+            return False
         assert isinstance(item, bytes)
         raw = item.decode("utf-8", "replace").rstrip("\r\n")
         if not raw.strip():
-            return self._take(0)
+            return True
         try:
             message: object = json.loads(raw)
         except ValueError:
@@ -219,9 +221,10 @@ class AgentProcess:
         else:
             incoming = Incoming(raw, message, True, self.checker.check(AGENT_TO_CLIENT, message))
         self.sink(AGENT_TO_CLIENT, raw, incoming.findings)
+        self._backlog.append(incoming)  # before answering: what the answer drains comes after
         if incoming.method is not None and "id" in incoming.obj:
             self._answer(incoming)
-        return incoming
+        return True
 
     def _answer(self, incoming: Incoming) -> None:
         method = incoming.method
@@ -234,18 +237,19 @@ class AgentProcess:
         """The next line the agent writes before ``deadline`` (a ``time.monotonic()``);
         NoAnswer naming ``what`` when none comes, AgentExited when its output ends."""
         while True:
+            if self._backlog:
+                return self._backlog.popleft()
             if self._eof:
                 raise AgentExited(what)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise NoAnswer(what, round(deadline - started, 1))
-            item = self._take(min(left, 0.25))
-            if item is not None:
-                return item
+            self._pump(min(left, 0.25))
 
     @property
     def ended(self) -> bool:
-        return self._eof
+        """The agent's output ended and the run has taken every line of it."""
+        return self._eof and not self._backlog
 
     def wait_exit(self, seconds: float) -> int | None:
         """The exit code once the agent exits within ``seconds``, else None."""

@@ -648,9 +648,8 @@ class _Run:
             status, spec = "FAIL", finding.spec
             evidence = f"[{finding.rule}] {finding.message}{more}; {direction}: {_short(raw, 160)}"
         if selected:
-            self.results[check] = CheckResult(
-                check, status, evidence, spec, time.monotonic() - started
-            )
+            line = " ".join(evidence.split())  # one line, whatever the agent's text held
+            self.results[check] = CheckResult(check, status, line, spec, time.monotonic() - started)
 
     def _abandon(self) -> None:
         """A wait ran out: the main connection may be stuck; the next check starts again."""
