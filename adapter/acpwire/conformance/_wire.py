@@ -39,7 +39,7 @@ class NoAnswer(Exception):
     """Nothing came within the bound: ``what`` was waited for."""
 
     def __init__(self, what: str, seconds: float) -> None:
-        super().__init__(f"no {what} within {seconds:g} s")
+        super().__init__(f"waited {seconds:g} s for {what}")
         self.what = what
         self.seconds = seconds
 

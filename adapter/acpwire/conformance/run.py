@@ -524,7 +524,7 @@ class _Run:
     ) -> Incoming:
         """Send a request; its answer (everything before it goes to ``on``)."""
         msg_id = agent.request(method, params, deliberate=deliberate)
-        return self.answer_to(agent, msg_id, f"answer to {method}", on=on)
+        return self.answer_to(agent, msg_id, f"the answer to {method}", on=on)
 
     def answer_to(
         self,
@@ -635,7 +635,8 @@ class _Run:
         except _Skip as skipped:
             status, evidence = "SKIP", str(skipped)
         except NoAnswer as missing:
-            status, evidence = "FAIL", f"timeout: {missing}"
+            hint = self._model_said(check) if BY_NAME[check].needs_model else ""
+            status, evidence = "FAIL", f"timeout: {missing}{hint}"
             self._abandon()
         except AgentExited as gone:
             status, evidence = "FAIL", self._exited(str(gone))
@@ -710,7 +711,9 @@ class _Run:
         turn.answer = self.answer_to(agent, msg_id, "the session/prompt answer", on=seen)
         error = _error(turn.answer)
         if error is not None:
-            raise _Fail(f"session/prompt answered an error: {_error_text(error)}")
+            raise _Fail(
+                f"session/prompt answered an error: {_error_text(error)}{self._model_said(check)}"
+            )
         reason = turn.stop_reason
         if reason not in STOP_REASONS:
             raise _Fail(
