@@ -233,6 +233,10 @@ class AgentProcess:
         kind, value = self.handler(method, params if isinstance(params, dict) else {})
         self.send({"jsonrpc": "2.0", "id": incoming.obj["id"], kind: value})
 
+    def pending(self) -> bool:
+        """Lines taken and checked that the run has not asked for yet."""
+        return bool(self._backlog)
+
     def next(self, deadline: float, what: str, started: float) -> Incoming:
         """The next line the agent writes before ``deadline`` (a ``time.monotonic()``);
         NoAnswer naming ``what`` when none comes, AgentExited when its output ends."""

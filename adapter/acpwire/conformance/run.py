@@ -697,15 +697,8 @@ class _Run:
                     turn.updates.append(update)
 
         if cancel:
-            started = time.monotonic()
-            deadline = started + min(3.0, self.options.timeout)
-            with contextlib.suppress(NoAnswer):
-                while not turn.updates and not turn.requests:
-                    incoming = agent.next(deadline, "the turn's first update", started)
-                    if incoming.is_response and incoming.obj.get("id") == msg_id:
-                        turn.answer = incoming
-                        return turn
-                    seen(incoming)
+            if self._until_running(agent, check, msg_id, turn, seen):
+                return turn  # it ended by itself before a cancel could be sent
             turn.cancel_sent = True
             agent.notify("session/cancel", {"sessionId": sid})
         turn.answer = self.answer_to(agent, msg_id, "the session/prompt answer", on=seen)
@@ -722,6 +715,39 @@ class _Run:
                 "ACP v1 schema § StopReason; prompt-turn § Stop Reasons",
             )
         return turn
+
+    def _until_running(
+        self,
+        agent: AgentProcess,
+        check: str,
+        msg_id: int,
+        turn: _Turn,
+        seen: Callable[[Incoming], None],
+    ) -> bool:
+        """Wait until the turn is under way, so that a cancel is sent during it: its first
+        update (or request), and either the scripted model streaming this check's slow
+        reply or, for an agent that does not ask the model, 0.3 s more without an answer.
+        True when the prompt was answered meanwhile (the cancel would come after the turn;
+        the answer is in ``turn``)."""
+
+        def until(seconds: float, done: Callable[[], bool]) -> bool:
+            started = time.monotonic()
+            with contextlib.suppress(NoAnswer):
+                while not done():
+                    incoming = agent.next(started + seconds, "the turn to start", started)
+                    if incoming.is_response and incoming.obj.get("id") == msg_id:
+                        turn.answer = incoming
+                        return True
+                    seen(incoming)
+            return False
+
+        if until(min(5.0, self.options.timeout), lambda: bool(turn.updates or turn.requests)):
+            return True
+        streaming = self.model is not None and self.model.seen(check).requests > 0
+        if not streaming and until(0.3, lambda: False):
+            return True
+        agent.drain()  # an answer already written comes before the cancel would
+        return until(0.0, lambda: False) if agent.pending() else False
 
     def _model_said(self, check: str) -> str:
         if self.model is None:
