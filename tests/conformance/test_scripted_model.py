@@ -114,3 +114,16 @@ def test_names_are_matched_in_any_case_and_by_word() -> None:
     assert reply is not None and reply["tool_calls"][0]["name"] == "WriteFile"
     reply = model(body(marker("shell", "terminal-refused"), tools))
     assert reply is not None and reply["tool_calls"][0]["name"] == "execute_bash"
+
+
+def test_the_latest_marked_user_message_counts() -> None:
+    tools = [tool("write_file", {"path": STR, "content": STR}, [])]
+    earlier = marker("text", "prompt")
+    messages = [
+        {"role": "user", "content": earlier},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": [{"type": "text", "text": WRITE}]},
+        {"role": "user", "content": "<environment>cwd: /tmp/p</environment>"},  # the agent's
+    ]
+    reply = ScriptedModel()({"messages": messages, "tools": tools})
+    assert reply is not None and reply["tool_calls"][0]["name"] == "write_file"

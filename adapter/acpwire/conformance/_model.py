@@ -1,7 +1,9 @@
 """The scripted model of a conformance run: what the loopback model server answers.
 
 The run's prompts carry a marker, ``[acpwire-check ACTION CHECK PATH?]``; the model reads
-it from the last user message and answers, from the tools the agent offered it:
+it from the latest user message that holds one (an agent may add messages of its own
+after the prompt, and the conversation holds the earlier turns' markers) and answers,
+from the tools the agent offered it:
 
 - ``text``: a short text reply, streamed in a few chunks;
 - ``slow``: a long text streamed slowly (a turn that lasts, for the cancel check);
@@ -9,8 +11,8 @@ it from the last user message and answers, from the tools the agent offered it:
   name among those offered, its arguments from the tool's JSON schema);
 - ``shell``: a call of the agent's shell tool running ``echo acpwire-check``.
 
-Once a tool result came back (the conversation's last message is the tool's), the reply
-is ``Done.``, so a turn makes one tool call and ends. A request without a marker (a title
+Once a tool result came back (a tool message, or an assistant message calling a tool,
+after the marked one), the reply is ``Done.``, so a turn makes one tool call and ends. A request without a marker (a title
 the agent asks for, a summary...) gets ``None``: the server's own echo.
 """
 
@@ -143,10 +145,11 @@ class ScriptedModel:
             return self._seen.setdefault(check, Seen())
 
     def __call__(self, body: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        messages = body.get("messages") or []
-        mark = MARK.search(last_user_text(messages))
-        if mark is None:
+        messages = list(body.get("messages") or [])
+        found = _marked(messages)
+        if found is None:
             return None
+        index, mark = found
         tools = _tools(body)
         with self._lock:
             seen = self._seen.setdefault(mark["check"], Seen())
@@ -155,7 +158,7 @@ class ScriptedModel:
                 seen.tools = sorted(tools)
             self._calls += 1
             call_id = f"call_check_{self._calls}"
-        if _answered_tool(messages):
+        if _answered_tool(messages[index + 1 :]):
             return {"text": "Done."}
         action = mark["action"]
         if action == "slow":
@@ -195,12 +198,20 @@ class ScriptedModel:
         return None
 
 
-def _answered_tool(messages: Sequence[Mapping[str, Any]]) -> bool:
-    """A tool result after the last user message: the model's call was carried out."""
-    for message in reversed(messages):
-        role = message.get("role")
-        if role in ("tool", "function") or (role == "assistant" and message.get("tool_calls")):
-            return True
-        if role == "user":
-            return False
-    return False
+def _marked(messages: Sequence[Mapping[str, Any]]) -> tuple[int, re.Match[str]] | None:
+    """The latest user message holding a marker: its index and the marker."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "user":
+            mark = MARK.search(last_user_text([messages[index]]))
+            if mark is not None:
+                return index, mark
+    return None
+
+
+def _answered_tool(after: Sequence[Mapping[str, Any]]) -> bool:
+    """A tool call or its result after the marked message: the call was made."""
+    return any(
+        message.get("role") in ("tool", "function")
+        or (message.get("role") == "assistant" and message.get("tool_calls"))
+        for message in after
+    )
