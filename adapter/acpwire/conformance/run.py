@@ -576,7 +576,7 @@ class _Run:
             raise _Fail(
                 f"initialize (restarting the agent) answered {_error_text(_error(answer) or {})}"
             )
-        self.session = None
+        self.session, self.scratch = None, None  # the old process's sessions are gone
         self.turns = 0
         return self.main
 
@@ -636,6 +636,9 @@ class _Run:
             status, evidence = "SKIP", str(skipped)
         except NoAnswer as missing:
             hint = self._model_said(check) if BY_NAME[check].needs_model else ""
+            if self._turn is not None and self._turn.requests:
+                asked = ", ".join(dict.fromkeys(name for name, _ in self._turn.requests))
+                hint += f"; the agent's requests in the turn (answered): {asked}"
             status, evidence = "FAIL", f"timeout: {missing}{hint}"
             self._abandon()
         except AgentExited as gone:
@@ -696,12 +699,11 @@ class _Run:
                 if params.get("sessionId") == sid and isinstance(update, dict):
                     turn.updates.append(update)
 
-        if cancel:
-            if self._until_running(agent, check, msg_id, turn, seen):
-                return turn  # it ended by itself before a cancel could be sent
+        if cancel and not self._until_running(agent, check, msg_id, turn, seen):
             turn.cancel_sent = True
             agent.notify("session/cancel", {"sessionId": sid})
-        turn.answer = self.answer_to(agent, msg_id, "the session/prompt answer", on=seen)
+        if turn.answer is None:  # else it ended by itself before a cancel could be sent
+            turn.answer = self.answer_to(agent, msg_id, "the session/prompt answer", on=seen)
         error = _error(turn.answer)
         if error is not None:
             raise _Fail(
