@@ -44,7 +44,9 @@ def test_a_conforming_agent_exits_0_with_a_json_report(tmp_path: Path) -> None:
         assert set(entry) >= {"name", "status", "evidence", "spec"} and entry["spec"]
     assert report["agent"]["name"] == "check-agent"
     assert report["summary"]["fail"] == 0 and report["summary"]["pass"] == len(CHECKS)
-    assert "0 failed" in done.stderr
+    progress = done.stderr.splitlines()
+    assert progress[: len(CHECKS)] == [f"acpwire check: PASS {c.name}" for c in CHECKS]
+    assert "0 failed" in progress[-1]
 
 
 def test_one_failed_check_exits_1_and_names_it_with_its_spec() -> None:
@@ -56,6 +58,9 @@ def test_one_failed_check_exits_1_and_names_it_with_its_spec() -> None:
     assert "expected error -32601" in lines[1]
     assert "spec: JSON-RPC 2.0 § 5.1 Error object" in lines[2]
     assert "0 passed, 1 failed, 0 skipped" in lines[-1]
+    quiet = check("--quiet", "--only", "unknown-method", *FAST, *agent("unknown-method"))
+    assert quiet.returncode == 1 and quiet.stderr == ""
+    assert quiet.stdout.splitlines()[1] == lines[1]
 
 
 def test_junit_and_markdown_reports(tmp_path: Path) -> None:

@@ -231,6 +231,9 @@ def _check(parser: argparse.ArgumentParser) -> None:
         "--agent-log", metavar="FILE", default=None, help="append the agent's stderr to FILE"
     )
     parser.add_argument(
+        "--quiet", action="store_true", help="no progress line on stderr as each check ends"
+    )
+    parser.add_argument(
         "argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]", help="the agent to run"
     )
 

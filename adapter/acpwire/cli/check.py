@@ -1,7 +1,8 @@
 """``acpwire check [options] -- COMMAND [ARGS...]``: a conformance run against an ACP agent
 (:func:`acpwire.conformance.run_checks`), its report on stdout or in a file.
 
-Exit code 0 when no check failed, 1 when one did, 2 for a usage error (no command, an
+Each check's status goes to stderr as it ends (not with ``--quiet``). Exit code 0 when
+no check failed, 1 when one did, 2 for a usage error (no command, an
 unknown check name, a report that cannot be written), 127 / 126 when the command cannot
 be started (not found / not executable), as a shell says. docs/CHECK.md.
 """
@@ -12,6 +13,10 @@ import argparse
 import errno
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acpwire.conformance.run import CheckResult
 
 __all__ = ["run"]
 
@@ -29,6 +34,10 @@ def _env(pairs: list[str]) -> dict[str, str] | str:
             return f"--agent-env {pair!r}: expected KEY=VALUE"
         env[key] = value
     return env
+
+
+def _progress(result: CheckResult) -> None:
+    print(f"acpwire check: {result.status} {result.name}", file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,12 +78,16 @@ def run(args: argparse.Namespace) -> int:
         shell_tool=args.shell_tool,
         trace=args.trace,
         agent_log=args.agent_log,
+        progress=None if args.quiet else _progress,
     )
     try:
         report = run_checks(options)
     except AgentStartError as exc:
         print(f"acpwire check: {exc.strerror}", file=sys.stderr)
         return 127 if exc.errno == errno.ENOENT else 126
+    except KeyboardInterrupt:
+        print("acpwire check: interrupted (the agent was ended)", file=sys.stderr)
+        return 130
     text = render(report, args.format)
     if args.output is None:
         sys.stdout.write(text)

@@ -4,7 +4,7 @@ is :mod:`.run`, the checks' bodies :mod:`._checks`)."""
 from __future__ import annotations
 
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -273,6 +273,8 @@ class RunOptions:
     """Write the agent's stderr here (every process of the run)."""
     cwd: str | None = None
     """The agent process's working directory (default: this process's)."""
+    progress: Callable[[CheckResult], None] | None = None
+    """Told each result as its check ends (the command's progress lines)."""
 
     @property
     def wants_model(self) -> bool:

@@ -337,12 +337,14 @@ class Run:
         spec = BY_NAME[check].spec
         if BY_NAME[check].needs_model and self.model is None:
             if selected:
-                self.results[check] = CheckResult(
-                    check,
-                    "SKIP",
-                    "needs the agent to act: no model endpoint given (--model-endpoint, "
-                    "--agent-env with {base_url}, or --hermes-home)",
-                    spec,
+                self.record(
+                    CheckResult(
+                        check,
+                        "SKIP",
+                        "needs the agent to act: no model endpoint given (--model-endpoint, "
+                        "--agent-env with {base_url}, or --hermes-home)",
+                        spec,
+                    )
                 )
             return
         found: list[tuple[Direction, str, Finding]] = []
@@ -374,7 +376,12 @@ class Run:
             evidence = f"[{finding.rule}] {finding.message}{more}; {direction}: {short(raw, 160)}"
         if selected:
             line = " ".join(evidence.split())  # one line, whatever the agent's text held
-            self.results[check] = CheckResult(check, status, line, spec, time.monotonic() - started)
+            self.record(CheckResult(check, status, line, spec, time.monotonic() - started))
+
+    def record(self, result: CheckResult) -> None:
+        self.results[result.name] = result
+        if self.options.progress is not None:
+            self.options.progress(result)
 
     def _abandon(self) -> None:
         """A wait ran out: the main connection may be stuck; the next check starts again."""

@@ -79,9 +79,7 @@ def run_checks(options: RunOptions) -> RunReport:
             for check in CHECKS:
                 if check.name != "initialize" and not run.initialized:
                     if options.selected(check.name):  # nothing else can run
-                        run.results[check.name] = CheckResult(
-                            check.name, "SKIP", "initialize failed", check.spec
-                        )
+                        run.record(CheckResult(check.name, "SKIP", "initialize failed", check.spec))
                     continue
                 run.run(check.name, functools.partial(BODIES[check.name], run))
         finally:
