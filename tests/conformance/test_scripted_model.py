@@ -127,3 +127,16 @@ def test_the_latest_marked_user_message_counts() -> None:
     ]
     reply = ScriptedModel()({"messages": messages, "tools": tools})
     assert reply is not None and reply["tool_calls"][0]["name"] == "write_file"
+
+
+def test_repairs_compare_values_not_spellings() -> None:
+    # A number read as a float, an open enum's unknown value kept: nothing was repaired.
+    usage = {
+        "sessionUpdate": "usage_update",
+        "used": 5,
+        "size": 10,
+        "cost": {"amount": 2, "currency": "USD"},
+    }
+    assert repairs("SessionNotification", {"sessionId": "s", "update": usage}) == []
+    info = {"protocolVersion": 1, "authMethods": [{"id": "a", "name": "A", "type": "future-kind"}]}
+    assert repairs("InitializeResponse", info) == []

@@ -45,7 +45,23 @@ def _plain(value: object) -> object:
         return value.value
     if isinstance(value, list):
         return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
     return value
+
+
+def _same(sent: object, read: object) -> bool:
+    """The same JSON value: numbers by value (``5`` read as ``5.0`` is not a repair)."""
+    numbers = (int, float)
+    if isinstance(sent, bool) or isinstance(read, bool):
+        return type(sent) is type(read) and sent == read
+    if isinstance(sent, numbers) and isinstance(read, numbers):
+        return float(sent) == float(read)
+    if isinstance(sent, dict) and isinstance(read, dict):
+        return sent.keys() == read.keys() and all(_same(sent[k], read[k]) for k in sent)
+    if isinstance(sent, list) and isinstance(read, list):
+        return len(sent) == len(read) and all(map(_same, sent, read))
+    return sent == read
 
 
 def _walk(decoded: BaseModel, raw: dict[str, Any], where: str, found: list[str]) -> None:
@@ -72,9 +88,7 @@ def _walk(decoded: BaseModel, raw: dict[str, Any], where: str, found: list[str])
                 if isinstance(kept, BaseModel) and isinstance(item, dict):
                     _walk(kept, item, f"{here}[{index}]", found)
             continue
-        if json.dumps(_plain(read), sort_keys=True, default=str) != json.dumps(
-            sent, sort_keys=True, default=str
-        ):
+        if not _same(sent, _plain(read)):
             found.append(
                 f"{here}: {_show(sent)} does not validate (a lenient receiver reads "
                 f"{_show(_plain(read))})"
