@@ -139,3 +139,25 @@ def test_an_agent_on_the_official_sdk_fails_only_its_known_defect() -> None:
     }, explain(report)
     assert statuses(report)["prompt"] == "PASS"
     assert statuses(report)["session-load"] == "SKIP"  # not advertised
+
+
+def test_model_endpoint_and_hermes_home_give_the_agent_the_loopback_model(tmp_path: Path) -> None:
+    seen = tmp_path / "seen.txt"
+    script = (
+        f'{{ echo "$OPENAI_BASE_URL $OPENAI_API_KEY"; cat "$HERMES_HOME/config.yaml"; }} > {seen};'
+        f" exec {sys.executable} {AGENT}"
+    )
+    report = run_checks(
+        RunOptions(
+            command=["sh", "-c", script],
+            only=frozenset({"initialize"}),
+            model_endpoint=True,
+            hermes_home=True,
+            model_name="m-2",
+        )
+    )
+    assert statuses(report) == {"initialize": "PASS"}
+    first, *config = seen.read_text().splitlines()
+    assert report.model is not None and first == f"{report.model} sk-acpwire-check"
+    assert "  provider: custom" in config
+    assert f"  base_url: {report.model}" in config and "  default: m-2" in config
