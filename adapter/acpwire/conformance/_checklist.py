@@ -95,6 +95,13 @@ CHECKS: Final[tuple[Check, ...]] = (
         needs_model=True,
     ),
     Check(
+        "prompt-resource-link",
+        "a prompt of a text block and a resource_link (a file of the cwd) is taken like any "
+        "other: every agent must accept both kinds of content",
+        f"{_INIT} § Prompt Capabilities; {_TURN} § 1. User Message",
+        needs_model=True,
+    ),
+    Check(
         "permission-allow",
         "a turn whose tool call (a file write in the cwd) asks permission, answered with an "
         "allow option: the request well formed, the tool call and its updates consistent, "

@@ -221,6 +221,14 @@ def _prompt(run: Run) -> str:
     return f"stopReason {turn.stop_reason} after {_updates_text(turn.updates)}"
 
 
+def _resource_link(run: Run) -> str:
+    readme = run.project / "README.md"
+    turn = run.prompt(
+        "prompt-resource-link", "text", "Summarize the linked file in one sentence.", link=readme
+    )
+    return f"text + resource_link {readme.name}: stopReason {turn.stop_reason}"
+
+
 def _tool_calls(turn: Turn) -> list[str]:
     return [str(u.get("toolCallId")) for u in turn.updates if u.get("sessionUpdate") == "tool_call"]
 
@@ -487,6 +495,7 @@ BODIES: Final[dict[str, Callable[[Run], str]]] = {
     "session-set-mode": _set_mode,
     "session-set-config-option": _set_config,
     "prompt": _prompt,
+    "prompt-resource-link": _resource_link,
     "permission-allow": lambda run: _permission(run, "permission-allow", "allow"),
     "permission-reject": lambda run: _permission(run, "permission-reject", "reject"),
     "cancel": _cancel,

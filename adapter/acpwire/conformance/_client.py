@@ -411,13 +411,15 @@ class Run:
         *,
         path: Path | None = None,
         cancel: bool = False,
+        link: Path | None = None,
     ) -> Turn:
         agent, sid = self.main_session()
         turn = self._turn = Turn(None)
         words = f"{marker(action, check, str(path) if path else None)} {text}"
-        msg_id = agent.request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": words}]}
-        )
+        blocks: list[dict[str, object]] = [{"type": "text", "text": words}]
+        if link is not None:
+            blocks.append({"type": "resource_link", "name": link.name, "uri": link.as_uri()})
+        msg_id = agent.request("session/prompt", {"sessionId": sid, "prompt": blocks})
         self.turns += 1
 
         def seen(incoming: Incoming) -> None:
