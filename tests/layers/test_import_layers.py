@@ -28,10 +28,19 @@ RULES: list[tuple[str, tuple[str, ...]]] = [
     ("adapter/acpwire/store", ("acp_v1", "acpwire.server", "acpwire.rpc", "acpwire.agent")),
     ("adapter/acpwire/render", ("acpwire.server", "acpwire.rpc", "acpwire.store")),
     ("adapter/acpwire/probe", ("acpwire.server", "acpwire.agent", "acpwire.store")),
-    # The protocol checker: bindings and the probe's reading of capabilities, no runtime.
+    # The protocol checker and the conformance run: bindings, the probe's reading of
+    # capabilities, the loopback model (devtools); no runtime, no command line.
     (
         "adapter/acpwire/conformance",
-        ("acpwire.rpc", "acpwire.server", "acpwire.agent", "acpwire.store", "anyio", "httpx"),
+        (
+            "acpwire.rpc",
+            "acpwire.server",
+            "acpwire.agent",
+            "acpwire.store",
+            "acpwire.cli",
+            "anyio",
+            "httpx",
+        ),
     ),
     ("adapter/acpwire/approval", ("acpwire.server", "acpwire.rpc")),
     ("adapter/acpwire/mcp", ("acpwire.server",)),

@@ -222,12 +222,13 @@ def test_the_json_and_toml_blocks_parse(block: Block) -> None:
 
 
 def _prose_code(doc: Path, *, shell_lines: bool = True) -> list[str]:
-    """The doc's inline code spans, and its shell lines unless ``shell_lines`` is False."""
+    """The doc's inline code spans, and its shell lines unless ``shell_lines`` is False
+    (YAML blocks count as shell: a CI job's ``run:`` lines are commands)."""
     text = doc.read_text()
     shell = [
         line
         for block in blocks(doc)
-        if block.language in {"sh", "shell", "bash", "console", ""}
+        if block.language in {"sh", "shell", "bash", "console", "yaml", "yml", ""}
         for line in block.code.splitlines()
     ]
     fenced = re.compile(r"^ *(`{3,}|~{3,}).*?^ *\1 *$", re.S | re.M)

@@ -22,6 +22,7 @@ _MODULES = {
     "hermes-setup": "acpwire.cli.hermes_setup",
     "demo": "acpwire.cli.demo",
     "tap": "acpwire.cli.tap",
+    "check": "acpwire.cli.check",
     "trace": "acpwire.cli.trace",
 }
 """Each command's module; it has ``run(args) -> int``."""

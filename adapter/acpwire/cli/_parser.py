@@ -23,14 +23,17 @@ COMMANDS: dict[str, str] = {
     "demo": "run a whole editor conversation offline and print it",
     "tap": "run an agent behind this process's stdio, unchanged, tracing every message"
     " (acpwire tap [options] -- COMMAND [ARGS...]; docs/TAP.md)",
+    "check": "a conformance run against an ACP agent: spawn it, drive it through what it"
+    " advertises, report each check PASS / FAIL / SKIP (acpwire check [options] -- COMMAND"
+    " [ARGS...]; docs/CHECK.md)",
     "trace": "read a trace the tap wrote: `acpwire trace report FILE -o report.html`"
     " (html, md or json; docs/TAP.md)",
 }
 """The commands and their one-line help, in the order ``--help`` lists them."""
 
 _FLAGS = {"check": "self-check", "setup": "setup", "hermes_setup": "hermes-setup", "demo": "demo"}
-"""The flags that name a command (``--check`` is ``acpwire self-check``; ``check`` is kept
-for the conformance run against an agent): dest -> command."""
+"""The flags that name a command (``--check`` is ``acpwire self-check``, the self-test it
+always was; the command ``check`` is the conformance run against an agent): dest -> command."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -104,6 +107,7 @@ def parser() -> argparse.ArgumentParser:
     _no_unstable(sub["serve"], keep)
     _yes(sub["setup"], keep)
     _tap(sub["tap"])
+    _check(sub["check"])
     _trace(sub["trace"])
     return top
 
@@ -124,6 +128,113 @@ def _trace(parser: argparse.ArgumentParser) -> None:
         "--fail-on-violations",
         action="store_true",
         help="exit 1 when the trace reports violations or requests never answered",
+    )
+
+
+class _Names(argparse.Action):
+    """Check names, comma-separated or the option repeated, gathered in one list."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        names = list(getattr(namespace, self.dest, None) or [])
+        names += [name.strip() for name in str(values).split(",") if name.strip()]
+        setattr(namespace, self.dest, names)
+
+
+def _check(parser: argparse.ArgumentParser) -> None:
+    parser.usage = "%(prog)s [options] -- COMMAND [ARGS...]"
+    parser.add_argument(
+        "--only",
+        action=_Names,
+        default=None,
+        metavar="NAMES",
+        help="run only these checks (comma-separated, or the option repeated; --list names them)",
+    )
+    parser.add_argument(
+        "--skip", action=_Names, default=None, metavar="NAMES", help="leave these checks out"
+    )
+    parser.add_argument("--list", action="store_true", help="list the checks and exit")
+    parser.add_argument("--format", choices=["text", "md", "json", "junit"], default="text")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        default=None,
+        help="write the report here (default: stdout)",
+    )
+    parser.add_argument(
+        "--model-endpoint",
+        action="store_true",
+        help="start the loopback scripted model and give it to the agent as OPENAI_BASE_URL"
+        " and OPENAI_API_KEY; without a model endpoint the checks that need the agent to act"
+        " are SKIP",
+    )
+    parser.add_argument(
+        "--agent-env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="add KEY to the agent's environment; {base_url}, {api_key}, {model} (the"
+        " loopback model: naming {base_url} starts it) and {tmp} (a scratch folder of the"
+        " run) are replaced in VALUE; repeatable",
+    )
+    parser.add_argument(
+        "--hermes-home",
+        action="store_true",
+        help="start the loopback model and give it to Hermes: a scratch HERMES_HOME whose"
+        " config.yaml names it as the custom provider",
+    )
+    parser.add_argument(
+        "--model-name",
+        metavar="NAME",
+        default="acpwire-check-model",
+        help="the model the loopback server lists and {model} names",
+    )
+    parser.add_argument(
+        "--write-tool",
+        metavar="NAME",
+        default=None,
+        help="the agent's file-writing tool the scripted model calls (default: found by name)",
+    )
+    parser.add_argument(
+        "--shell-tool",
+        metavar="NAME",
+        default=None,
+        help="the agent's shell tool the scripted model calls (default: found by name)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="how long any one answer (a whole turn included) may take (default 15)",
+    )
+    parser.add_argument(
+        "--exit-timeout",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how long the agent has to exit once its stdin is closed (default 5)",
+    )
+    parser.add_argument(
+        "--trace",
+        metavar="FILE",
+        default=None,
+        help="write every line either side wrote to FILE (JSON Lines, with what the checker found)",
+    )
+    parser.add_argument(
+        "--agent-log", metavar="FILE", default=None, help="append the agent's stderr to FILE"
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress line on stderr as each check ends"
+    )
+    parser.add_argument(
+        "argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]", help="the agent to run"
     )
 
 

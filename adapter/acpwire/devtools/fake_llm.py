@@ -35,7 +35,7 @@ import logging
 import os
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -64,6 +64,7 @@ class FakeLLM:
         models: Iterable[str] | None = None,
         port: int = 0,
         context_length: int | None = None,
+        responder: Callable[[Mapping[str, Any]], Reply | Mapping[str, Any] | None] | None = None,
     ) -> None:
         self.model = model
         self.context_length = context_length
@@ -71,6 +72,7 @@ class FakeLLM:
         self.models = list(models) if models is not None else [model]
         self._script: deque[Reply] = deque(Reply.coerce(reply) for reply in script)
         self._rules: list[Reply] = [Reply.coerce(rule) for rule in rules]
+        self._responder = responder
         self._requests: list[dict[str, Any]] = []
         self._cond = threading.Condition()
         self._closing = threading.Event()
@@ -145,6 +147,11 @@ class FakeLLM:
         with self._cond:
             self._requests.append(dict(body))
             self._cond.notify_all()
+        if self._responder is not None:
+            chosen = self._responder(body)
+            if chosen is not None:
+                return Reply.coerce(chosen)
+        with self._cond:
             for rule in self._rules:
                 if rule.match is not None and rule.match in user_text and rule.times != 0:
                     if rule.times is not None:
