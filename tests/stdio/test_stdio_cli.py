@@ -266,10 +266,11 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
     [
         ("bogus",),
         ("--bogus",),
+        ("self-check", "--bogus"),
         ("check", "--bogus"),
         ("setup", "--agent", "x"),
         ("--check", "setup"),
-        ("check", "setup"),
+        ("self-check", "setup"),
     ],
 )
 def test_a_usage_error_is_one_line_on_stderr_and_exit_2(
