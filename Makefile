@@ -66,8 +66,9 @@ gptme-venv: $(STAMP) ## A virtualenv with gptme-acp 0.35.1 (for the tap's real-a
 agents-python: ## Python 3.13 from Debian's source package, for the agents that need >= 3.12
 	bench/agents/build_python.sh
 
-check-agents: $(STAMP) hermes-venv agents-python ## Install the six real ACP agents, run each behind the tap (bench/results/agents/)
+check-agents: $(STAMP) hermes-venv agents-python ## Install the six real ACP agents, run each behind the tap and `acpwire check` (bench/results/agents/)
 	$(BIN)/python -m bench.agents.real --install
+	$(BIN)/python -m bench.agents.real --check
 
 ACPX_VERSION := 0.19.1
 ACPX_PREFIX  := tests/interop/.npm

@@ -677,6 +677,94 @@ def violations(records: Sequence[JsonObject]) -> list[tuple[str, str, str]]:
     return found
 
 
+# The conformance run: ``acpwire check`` against each agent, launched by its function above.
+
+CHECKED = ("hermes", "gptme", "fast-agent", "mistral-vibe", "kimi")
+"""The agents ``--check`` runs ``acpwire check`` against (kimi's deprecated entry point and
+the uninstallable openhands left out)."""
+CHECK_OPTIONS: dict[str, list[str]] = {}
+"""Extra ``acpwire check`` options per agent (``--write-tool`` / ``--shell-tool``)."""
+CHECK_TIMEOUT_S = 30.0
+"""``acpwire check --timeout``: the most one answer may take (first turns are slow)."""
+ROOT_VAR = "ACPWIRE_AGENT_ROOT"
+BASE_URL_VAR = "ACPWIRE_AGENT_BASE_URL"
+
+
+def check_argv(agent: Agent, report: Path, trace: Path, log: Path) -> list[str]:
+    """``acpwire check`` against ``agent``: the run's scratch folder and loopback model given
+    as ``--agent-env`` templates to ``python -m bench.agents.real --exec NAME``, which writes
+    the agent's config under ``{tmp}`` with its launch function and execs the agent."""
+    return [
+        str(ACPWIRE),
+        "check",
+        "--agent-env",
+        f"{ROOT_VAR}={{tmp}}",
+        "--agent-env",
+        f"{BASE_URL_VAR}={{base_url}}",
+        "--model-name",
+        MODEL,
+        "--timeout",
+        str(CHECK_TIMEOUT_S),
+        "--format",
+        "json",
+        "-o",
+        str(report),
+        "--trace",
+        str(trace),
+        "--agent-log",
+        str(log),
+        *CHECK_OPTIONS.get(agent.name, []),
+        "--",
+        sys.executable,
+        "-m",
+        "bench.agents.real",
+        "--exec",
+        agent.name,
+    ]
+
+
+def exec_agent(name: str) -> None:
+    """Launch ``name`` as its function says, under ``$ACPWIRE_AGENT_ROOT`` (the check's
+    ``{tmp}``) against ``$ACPWIRE_AGENT_BASE_URL``: replaces this process."""
+    root = Path(os.environ[ROOT_VAR]) / name
+    root.mkdir(parents=True, exist_ok=True)
+    launch = AGENTS[name].launch(root, os.environ[BASE_URL_VAR])
+    os.chdir(launch.cwd or launch.work or root)
+    os.execve(launch.argv[0], launch.argv, launch.env)
+
+
+def check_agent(agent: Agent, out: Path) -> JsonObject:
+    """``acpwire check`` against one agent; the JSON report's summary (the report itself in
+    ``out/check-<name>.json``, its trace and the agent's stderr beside it)."""
+    result: JsonObject = {"agent": agent.name}
+    why_not = agent.missing()
+    if why_not is not None:
+        return {**result, "status": "skipped", "why": why_not}
+    report = out / f"check-{agent.name}.json"
+    trace = out / f"check-{agent.name}.trace.jsonl"
+    log = out / f"check-{agent.name}.stderr.log"
+    for path in (report, trace, log):
+        path.unlink(missing_ok=True)
+    done = subprocess.run(
+        check_argv(agent, report, trace, log),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if not report.exists():
+        return {**result, "status": "failed", "why": done.stderr.strip()[-500:]}
+    checks = json.loads(report.read_text(encoding="utf-8"))
+    failed = [c for c in checks["checks"] if c["status"] == "FAIL"]
+    return {
+        **result,
+        "status": "checked",
+        "exit": done.returncode,
+        "summary": checks["summary"],
+        "fail": [f"{c['name']}: {c['evidence']}" for c in failed],
+    }
+
+
 # The command.
 
 
@@ -737,8 +825,34 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", nargs="*", choices=sorted(AGENTS), default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--check", action="store_true", help="run `acpwire check` against each agent instead"
+    )
+    parser.add_argument("--exec", dest="exec_name", choices=sorted(AGENTS), help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
+    if options.exec_name:
+        exec_agent(options.exec_name)
     options.out.mkdir(parents=True, exist_ok=True)
+    if options.check:
+        checked = []
+        for name in options.only or list(CHECKED):
+            result = check_agent(AGENTS[name], options.out)
+            checked.append(result)
+            counts = result.get("summary", {})
+            print(
+                f"{name}: {result['status']}"
+                + (f" ({result['why']})" if "why" in result else "")
+                + (
+                    f", {counts['pass']} PASS {counts['fail']} FAIL {counts['skip']} SKIP"
+                    if counts
+                    else ""
+                ),
+                flush=True,
+            )
+            for line in result.get("fail", []):
+                print(f"  FAIL {line}", flush=True)
+        (options.out / "check-summary.json").write_text(json.dumps(checked, indent=2) + "\n")
+        return 0
     if options.install_only:
         failed = 0
         for name in options.only or list(AGENTS):
