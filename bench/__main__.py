@@ -30,7 +30,7 @@ ANCHORS = {
     micro.SECTION: "SDK 0.12.1",
     stdio.SECTION: "SDK 0.12.1",
     e2e.SECTION: "Hermes 0.19.0",
-    hermes_turn.SECTION: "hermes-acp 0.19.0",
+    hermes_turn.SECTION: "anchor (row 1: before the boundary; row 2: hermes-acp)",
     tap.SECTION: "directly",
 }
 

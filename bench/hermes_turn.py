@@ -7,7 +7,9 @@ every tool call goes through its boundary (``acpwire.hermes.boundary``: ``read_f
 check after it), under ``hermes-acp`` through Hermes' own tools. The measured turn is one
 prompt whose model reply calls ``read_file``, ``search_files`` and ``terminal`` (``ls``),
 then answers: prompt sent to answer received, each run on a fresh session of a warm
-process. The model's rules are numbered slots (``BENCH-TOOLS-<n>.``), one per turn, since
+process. A third side is acpwire as it was before the boundary (commit :data:`BEFORE`,
+unpacked from the repository's history): the boundary's own cost, before against after
+in the same run (target, issue #24: at most 5 %). The model's rules are numbered slots (``BENCH-TOOLS-<n>.``), one per turn, since
 a rule for a tool call fires once.
 """
 
@@ -15,6 +17,8 @@ from __future__ import annotations
 
 import itertools
 import logging
+import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,6 +35,8 @@ HERMES_ACPWIRE = REPO / "bench" / ".venvs" / "hermes-acpwire" / "bin" / "python"
 MARKER = "BENCH-TOOLS"
 SLOTS = 40
 ANSWER = "The tools are done."
+BEFORE = "d8f441b"
+"""main just before Hermes' boundary landed (issue 24): the before-side of the cost row."""
 TOOLS = 3
 _slots = itertools.count()
 
@@ -113,37 +119,86 @@ async def tool_turns(backend: Backend, runs: int, *, all_ends: bool = True) -> l
         return samples
 
 
+def before_boundary(workdir: Path, base_url: str) -> Backend | None:
+    """acpwire serving Hermes as it was before the boundary landed (commit
+    :data:`BEFORE`, unpacked from this repository's history), or None without that
+    history (a shallow clone): the same launch with ``PYTHONPATH`` on the old sources."""
+    # Outside the repository (type checkers and linters walk bench/), kept between runs.
+    tree = Path(tempfile.gettempdir()) / f"acpwire-bench-before-{BEFORE}"
+    if not (tree / "adapter").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", BEFORE, "adapter", "generated"],
+            capture_output=True,
+            check=False,
+        )
+        if archive.returncode != 0:
+            log.warning("no commit %s here (%s): no before-side", BEFORE, archive.stderr[-200:])
+            return None
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    mine = ours(workdir / "c-before", base_url)
+    path = f"{tree / 'adapter'}:{tree / 'generated'}"
+    launch = Launch(mine.launch.argv, {**mine.launch.env, "PYTHONPATH": path})
+    return Backend("acpwire-hermes-before", launch, mine.log_path, mine.workspace)
+
+
+def _spread(samples: list[Sample]) -> str:
+    walls = [s.wall for s in samples]
+    return f"{min(walls):.3f}-{max(walls):.3f} s"
+
+
 async def run(workdir: Path, base_url: str, *, runs: int, with_anchor: bool) -> list[Row]:
-    mine = ours(workdir, base_url)
-    theirs = anchor(workdir, base_url) if with_anchor else None
-    log.info("hermes turn: %s, %d runs", mine.name, runs)
-    ours_samples = await tool_turns(mine, runs)
-    anchor_samples = None
-    if theirs is not None:
-        log.info("hermes turn: %s, %d runs", theirs.name, runs)
-        anchor_samples = await tool_turns(theirs, runs, all_ends=False)
-    walls = [s.wall for s in ours_samples]
-    cpu = median([s.cpu for s in ours_samples])
-    note = (
-        f"read_file + search_files + terminal (`ls -la`) then the answer; fresh session of a"
-        f" warm process, after one warm-up turn; median of {runs}; min-max acpwire"
-        f" {min(walls):.3f}-{max(walls):.3f} s; backend CPU in the window: acpwire {cpu:.2f} s"
+    """The tool turn on each side, sides taking turns over three rounds."""
+    sides: dict[str, tuple[Backend, bool]] = {"after": (ours(workdir, base_url), True)}
+    before = before_boundary(workdir, base_url)
+    if before is not None:
+        sides["before"] = (before, True)
+    if with_anchor:
+        sides["hermes-acp"] = (anchor(workdir, base_url), False)
+    samples: dict[str, list[Sample]] = {name: [] for name in sides}
+    per_round = max(1, runs // 3)
+    for _ in range(3):
+        for name, (backend, all_ends) in sides.items():
+            log.info("hermes turn: %s, %d runs", name, per_round)
+            samples[name] += await tool_turns(backend, per_round, all_ends=all_ends)
+    walls = {name: [s.wall for s in got] for name, got in samples.items()}
+    cpus = {name: median([s.cpu for s in got]) for name, got in samples.items()}
+    common = (
+        "read_file + search_files + terminal (`ls -la`) then the answer; fresh session of a"
+        f" warm process, after one warm-up turn; sides alternating over 3 rounds, median of"
+        f" {3 * per_round}"
     )
-    anchor_walls = None if anchor_samples is None else [s.wall for s in anchor_samples]
-    if anchor_samples is not None and anchor_walls is not None:
-        note += (
-            f", hermes-acp {median([s.cpu for s in anchor_samples]):.2f} s; min-max hermes-acp"
-            f" {min(anchor_walls):.3f}-{max(anchor_walls):.3f} s"
+    rows: list[Row] = []
+    if "before" in walls:
+        rows.append(
+            Row(
+                SECTION,
+                "Tool-using Hermes turn behind acpwire: the boundary's cost (before -> after)",
+                "s",
+                median(walls["before"]),
+                median(walls["after"]),
+                at_most(1.05),
+                f"{common}; anchor: commit {BEFORE} (before the boundary) from this"
+                f" repository's history; min-max before {_spread(samples['before'])}, after"
+                f" {_spread(samples['after'])}; backend CPU before {cpus['before']:.2f} s,"
+                f" after {cpus['after']:.2f} s",
+                {"anchor": walls["before"], "ours": walls["after"]},
+            )
         )
-    return [
-        Row(
-            SECTION,
-            "Tool-using Hermes turn, prompt to answer",
-            "s",
-            None if anchor_walls is None else median(anchor_walls),
-            median(walls),
-            at_most(1.05),
-            note,
-            {"ours": walls} if anchor_walls is None else {"anchor": anchor_walls, "ours": walls},
+    if "hermes-acp" in walls:
+        rows.append(
+            Row(
+                SECTION,
+                "Tool-using Hermes turn: behind acpwire vs hermes-acp",
+                "s",
+                median(walls["hermes-acp"]),
+                median(walls["after"]),
+                None,
+                f"{common}; hermes-acp runs its own unsandboxed tools, acpwire runs `ls` in the"
+                f" command sandbox; min-max acpwire {_spread(samples['after'])}, hermes-acp"
+                f" {_spread(samples['hermes-acp'])}; backend CPU acpwire {cpus['after']:.2f} s,"
+                f" hermes-acp {cpus['hermes-acp']:.2f} s",
+                {"anchor": walls["hermes-acp"], "ours": walls["after"]},
+            )
         )
-    ]
+    return rows

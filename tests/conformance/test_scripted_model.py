@@ -3,6 +3,7 @@ from the tools an agent offers (no process: the responder is a function of the r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from acpwire.conformance._model import CONTENT, ScriptedModel, marker
@@ -64,7 +65,7 @@ def test_a_named_tool_wins_and_a_missing_one_is_said() -> None:
     reply = ScriptedModel(write_tool="put")(body(WRITE, tools))
     assert reply is not None and reply["tool_calls"][0]["name"] == "put"
     model = ScriptedModel()
-    assert model(body(WRITE, [tool("read_file", {"path": STR}, [])])) == {
+    assert _text(model(body(WRITE, [tool("read_file", {"path": STR}, [])]))) == {
         "text": "No tool to write with."
     }
     assert model.seen("permission-allow").called is None
@@ -81,7 +82,23 @@ def test_a_shell_call_then_done_once_the_tool_answered() -> None:
     after = body(
         shell, tools, {"role": "assistant", "tool_calls": [{}]}, {"role": "tool", "content": "x"}
     )
-    assert model(after) == {"text": "Done."}
+    assert _text(model(after)) == {"text": "Done."}
+
+
+def _text(reply: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A reply without its usage, which every reply carries (checked here)."""
+    assert reply is not None
+    usage = reply["usage"]
+    assert usage["prompt_tokens"] >= 1 and usage["completion_tokens"] >= 1
+    return {k: v for k, v in reply.items() if k != "usage"}
+
+
+def test_every_reply_reports_token_usage() -> None:
+    """An OpenAI-compatible server reports usage (an agent asking for
+    ``stream_options.include_usage`` may refuse a reply without it: mistral-vibe does)."""
+    tools = [tool("write_file", {"path": STR, "content": STR}, [])]
+    reply = ScriptedModel()(body(WRITE, tools))
+    assert reply is not None and set(reply["usage"]) == {"prompt_tokens", "completion_tokens"}
 
 
 def test_no_marker_is_left_to_the_server() -> None:

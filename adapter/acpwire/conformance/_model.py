@@ -145,6 +145,17 @@ class ScriptedModel:
             return self._seen.setdefault(check, Seen())
 
     def __call__(self, body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The reply to one chat request (None: not one of the run's), with token usage,
+        as an OpenAI-compatible server reports it (an agent may require it: mistral-vibe
+        asks for ``stream_options.include_usage`` and fails a turn without it)."""
+        reply = self._reply(body)
+        if reply is None:
+            return None
+        prompt = sum(len(str(m.get("content") or "")) for m in body.get("messages") or [])
+        usage = {"prompt_tokens": max(1, prompt // 4), "completion_tokens": 8}
+        return {"usage": usage, **reply}
+
+    def _reply(self, body: Mapping[str, Any]) -> Mapping[str, Any] | None:
         messages = list(body.get("messages") or [])
         found = _marked(messages)
         if found is None:
