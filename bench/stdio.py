@@ -79,8 +79,13 @@ async def _sdk_round_trip(n: int, log_dir: Path, peaks: list[float]) -> float:
             return elapsed
 
 
-async def _wire_round_trip(n: int, log_dir: Path, peaks: list[float]) -> float:
-    async with spawn(WIRE_AGENT, env=child_env({}), log_path=log_dir / "wire-agent.log") as agent:
+async def wire_round_trip(
+    n: int, log_dir: Path, peaks: list[float], argv: Sequence[str] = WIRE_AGENT
+) -> float:
+    """Seconds of the ``n``-chunk prompt of ``argv`` (the minimal acpwire agent, or that
+    agent behind something: part D's tap), after a warm-up prompt."""
+    log_path = log_dir / f"{Path(argv[0]).name}-agent.log"
+    async with spawn(argv, env=child_env({}), log_path=log_path) as agent:
         await agent.initialize()
         session = await agent.new_session(REPO)
         elapsed = 0.0
@@ -175,7 +180,7 @@ async def run(
     sdk, wire = await alternate(
         [
             lambda: _sdk_round_trip(n, log_dir, sdk_peaks),
-            lambda: _wire_round_trip(n, log_dir, wire_peaks),
+            lambda: wire_round_trip(n, log_dir, wire_peaks),
         ],
         runs,
     )

@@ -24,7 +24,7 @@ from .backends import acpwire_argv
 from .client import Launch, child_env, spawn
 from .results import REPO, Row, at_most, median, under
 from .scenarios import Backend
-from .stdio import WIRE_AGENT, alternate
+from .stdio import WIRE_AGENT, alternate, wire_round_trip
 
 log = logging.getLogger(__name__)
 
@@ -35,23 +35,6 @@ WARM_UP = 100
 def tapped(argv: list[str], trace: Path, *options: str) -> list[str]:
     """``argv`` behind the tap, tracing to ``trace``."""
     return [*acpwire_argv(), "tap", "--quiet", "--trace", str(trace), *options, "--", *argv]
-
-
-async def _stream(argv: list[str], n: int, log_path: Path) -> float:
-    """Seconds from the N-chunk prompt to its answer with every chunk handled."""
-    async with spawn(argv, env=child_env({}), log_path=log_path) as agent:
-        await agent.initialize()
-        session = await agent.new_session(REPO)
-        elapsed = 0.0
-        for count in (WARM_UP, n):
-            agent.client.forget(session)
-            start = time.perf_counter()
-            answer = await agent.prompt(session, str(count))
-            elapsed = time.perf_counter() - start
-            got = len(agent.client.chunks[session])
-            if answer.stop_reason != "end_turn" or got != count:
-                raise RuntimeError(f"{argv[0]}: {got}/{count} chunks")
-        return elapsed
 
 
 async def _round_trips(argv: list[str], n: int, log_path: Path) -> float:
@@ -75,10 +58,10 @@ async def run(workdir: Path, mine: Backend, *, n: int, runs: int, long_runs: int
     log.info("tap: %d chunks, direct / tapped / tapped --no-check, %d runs each", n, runs)
     direct, checked, plain = await alternate(
         [
-            lambda: _stream(agent, n, logs / "tap-direct.log"),
-            lambda: _stream(tapped(agent, traces / "checked.jsonl"), n, logs / "tap.log"),
-            lambda: _stream(
-                tapped(agent, traces / "plain.jsonl", "--no-check"), n, logs / "tap-plain.log"
+            lambda: wire_round_trip(n, logs, [], agent),
+            lambda: wire_round_trip(n, logs, [], tapped(agent, traces / "checked.jsonl")),
+            lambda: wire_round_trip(
+                n, logs, [], tapped(agent, traces / "plain.jsonl", "--no-check")
             ),
         ],
         runs,
