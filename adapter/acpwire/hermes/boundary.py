@@ -227,10 +227,10 @@ class Boundary:
         """The result of one Hermes tool call, judged (and maybe run) by acpwire."""
         found = self.find(task_id)
         if found is None:
-            return _refusal(
+            return failure(
                 f"acpwire cannot tie this {tool_name} call to a running session turn,"
                 " so it was not run"
-            )
+            ).result_text
         binding, from_child = found
         call_id = binding.call_id(hermes_call_id) if not from_child else None
         if call_id is None:
@@ -321,10 +321,6 @@ def _around(binding: TurnBinding, call_id: str, run: Callable[[], Any]) -> Any:
     finally:
         with contextlib.suppress(ValueError):
             binding.outer_ids.remove(call_id)
-
-
-def _refusal(message: str) -> str:
-    return json.dumps({"error": message}, ensure_ascii=False)
 
 
 def _with_note(outcome: ToolOutcome, ignored: list[str]) -> ToolOutcome:
@@ -437,7 +433,7 @@ def _delegate_in_turn(agent: Any, args: dict[str, Any]) -> Any:
     delegations are synchronous in Hermes already."""
     delegate = hermes_module("tools.delegate_tool")
     if delegate is None:
-        return _refusal("this Hermes has no tools.delegate_tool")
+        return failure("this Hermes has no tools.delegate_tool").result_text
     return delegate.delegate_task(
         goal=args.get("goal"),
         context=args.get("context"),
@@ -473,7 +469,8 @@ def _middleware(boundary: Boundary) -> Callable[..., Any]:
             )
         except Exception as exc:
             logger.exception("acpwire's boundary failed on Hermes' %s call", tool_name)
-            return _refusal(f"acpwire could not judge this {tool_name} call ({exc}); nothing ran")
+            message = f"acpwire could not judge this {tool_name} call ({exc}); nothing ran"
+            return failure(message).result_text
 
     acpwire_boundary.acpwire_boundary = boundary  # type: ignore[attr-defined]  # a marker
     return acpwire_boundary

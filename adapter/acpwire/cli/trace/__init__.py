@@ -22,9 +22,7 @@ _RENDER = {"html": render_html, "md": render_markdown, "json": render_json}
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.trace_command != "report":
-        print("acpwire trace: name what to do (report)", file=sys.stderr)
-        return 2
+    """``acpwire trace report`` (argparse requires the action: ``report`` is the one)."""
     source = Path(args.file)
     try:
         summary = read_trace(source)

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from acpwire.cli.tap._trace import AGENT_TO_CLIENT, CLIENT_TO_AGENT
+
 __all__ = ["Latency", "Message", "Summary", "read_trace", "summarize"]
 
-CLIENT_TO_AGENT = "client->agent"
-AGENT_TO_CLIENT = "agent->client"
 CONNECTION = ""
 """The group of the messages that belong to no session (initialize, authenticate...)."""
 
