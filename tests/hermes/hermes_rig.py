@@ -180,32 +180,53 @@ class _Pipes:
         self.receive, self.send = receive, send
 
 
+H = TypeVar("H", bound=Client)
+
+
 @asynccontextmanager
-async def backend(
-    python: str, env: Mapping[str, str], *, cwd: Path, log: Path
-) -> AsyncIterator[ClientConnection[Editor]]:
-    """A running ``python -m acpwire``, initialized; stderr goes to ``log``."""
+async def connected(
+    python: str,
+    env: Mapping[str, str],
+    handler: Callable[[AgentPeer], H],
+    *,
+    cwd: Path,
+    log: Path,
+    caps: m.ClientCapabilities | None = None,
+    name: str = "hermes-e2e",
+) -> AsyncIterator[ClientConnection[H]]:
+    """A running ``python -m acpwire`` with ``handler`` as its client, initialized with
+    ``caps``; stderr goes to ``log``; at the end, end of input and the exit awaited."""
     with log.open("ab") as stderr:
         process = await anyio.open_process(
             [python, "-m", "acpwire"], env=dict(env), cwd=str(cwd), stderr=stderr
         )
         async with process:
             pipes = _Pipes(process.stdout, process.stdin)
-            link = ClientConnection(Editor, pipes.receive, pipes.send)
+            link = ClientConnection(handler, pipes.receive, pipes.send)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(link.serve)
-                await link.peer.initialize(
-                    m.InitializeRequest(
-                        protocol_version=1,
-                        client_info=m.Implementation(name="hermes-e2e", version="1"),
-                        client_capabilities=m.ClientCapabilities(),
+                with anyio.fail_after(STEP_S):
+                    await link.peer.initialize(
+                        m.InitializeRequest(
+                            protocol_version=1,
+                            client_info=m.Implementation(name=name, version="1"),
+                            client_capabilities=caps or m.ClientCapabilities(),
+                        )
                     )
-                )
                 yield link
                 await pipes.send.aclose()
                 with anyio.fail_after(30):
                     await process.wait()
                 tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def backend(
+    python: str, env: Mapping[str, str], *, cwd: Path, log: Path
+) -> AsyncIterator[ClientConnection[Editor]]:
+    """A running ``python -m acpwire``, initialized, with the recording :class:`Editor`."""
+    async with connected(python, env, Editor, cwd=cwd, log=log) as link:
+        yield link
 
 
 async def new_session(

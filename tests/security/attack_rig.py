@@ -34,7 +34,7 @@ from acp_v1 import models as m
 from acpwire.link import ClientConnection
 from acpwire.rpc import RpcError
 from bench.model_server import BenchModelServer
-from tests.hermes.hermes_rig import DEAD_PROXY, MODEL, Editor, _Pipes
+from tests.hermes.hermes_rig import DEAD_PROXY, MODEL, Editor, connected
 
 AGENTS = ("embedded", "hermes")
 STEP_S = 90.0
@@ -185,28 +185,11 @@ async def backend(
     python, why = agent_python(agent)
     assert python is not None, why
     env = agent_env(agent, world, llm.base_url, hermes_config)
-    with (world.acpwire / "stderr.log").open("ab") as stderr:
-        process = await anyio.open_process(
-            [python, "-m", "acpwire"], env=env, cwd=str(world.launch), stderr=stderr
-        )
-        async with process:
-            pipes = _Pipes(process.stdout, process.stdin)
-            link = ClientConnection(AttackEditor, pipes.receive, pipes.send)
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(link.serve)
-                with anyio.fail_after(STEP_S):
-                    await link.peer.initialize(
-                        m.InitializeRequest(
-                            protocol_version=1,
-                            client_info=m.Implementation(name="attack-rig", version="1"),
-                            client_capabilities=caps or m.ClientCapabilities(),
-                        )
-                    )
-                yield link
-                await pipes.send.aclose()
-                with anyio.fail_after(30):
-                    await process.wait()
-                tg.cancel_scope.cancel()
+    log = world.acpwire / "stderr.log"
+    async with connected(
+        python, env, AttackEditor, cwd=world.launch, log=log, caps=caps, name="attack-rig"
+    ) as link:
+        yield link
 
 
 async def open_session(
