@@ -20,9 +20,9 @@ from acp.schema import SessionNotification as SdkNotification
 from acp.utils import serialize_params
 
 from acp_v1 import models as m
-from acpwire.builders import text_chunk
-from acpwire.endpoint import AcpEndpoint
-from acpwire.fastpath import text_chunk_params
+from acpwire.link.builders import text_chunk
+from acpwire.link.endpoint import AcpEndpoint
+from acpwire.link.fastpath import text_chunk_params
 from acpwire.rpc import Notification
 from acpwire.rpc.messages import encode_notification, encode_notification_raw
 
@@ -180,7 +180,7 @@ def run(n: int = 10_000, repeats: int = 7) -> list[Row]:
             _sdk_encode(note)
 
     def ours_encode_streaming() -> None:
-        # What the backend sends per streamed text chunk (acpwire.fastpath): same bytes.
+        # What the backend sends per streamed text chunk (acpwire.link.fastpath): same bytes.
         for i in range(n):
             params = text_chunk_params(SESSION, _text(i), "agent_message_chunk")
             assert params is not None
@@ -261,7 +261,7 @@ def run(n: int = 10_000, repeats: int = 7) -> list[Row]:
             t_ours_enc,
             faster(2),
             "SDK: helpers.update_agent_message_text + SessionNotification + serialize_params "
-            "+ json.dumps; ours: acpwire.builders.text_chunk + encode_notification",
+            "+ json.dumps; ours: acpwire.link.builders.text_chunk + encode_notification",
             {"anchor": s_sdk_enc, "ours": s_ours_enc},
         ),
         Row(
@@ -271,7 +271,7 @@ def run(n: int = 10_000, repeats: int = 7) -> list[Row]:
             t_sdk_enc,
             t_ours_stream,
             faster(2),
-            "ours: acpwire.fastpath bytes (a test checks they equal the models' encoding) "
+            "ours: acpwire.link.fastpath bytes (a test checks they equal the models' encoding) "
             "+ envelope; SDK as in the row above",
             {"anchor": s_sdk_enc, "ours": s_ours_stream},
         ),

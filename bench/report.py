@@ -244,9 +244,9 @@ ANALYSIS = """\
   acpwire is well over 2x; row 3 counts our dispatch against the SDK's decode alone.
 * **Encode.** Three nested model constructors (row 6) validate one model at a time, and
   a discriminated union finds its tag on a model instance slowly (about 0.5 µs per
-  union); `acpwire.builders.text_chunk` hands pydantic-core the nested data once (about
+  union); `acpwire.link.builders.text_chunk` hands pydantic-core the nested data once (about
   1.9 µs) and gives the same validated models (a test checks equality and bytes). The
-  backend's own streaming path builds no models at all: `acpwire.fastpath` writes the
+  backend's own streaming path builds no models at all: `acpwire.link.fastpath` writes the
   same bytes. Serializing a built model is 2.3x the SDK (row 7).
 * **Cold start.** Both sides start from compiled bytecode, as a wheel install gives it:
   the bench compiles acpwire's packages first, since this machine sets

@@ -6,11 +6,11 @@ cheap; the backend's modules load only when a backend name is asked for):
 - serving your own agent in the full backend: :func:`serve`, :func:`run_stdio`,
   :class:`BaseAgent`, :class:`BaseAgentFactory`, :class:`SessionContext` and the seam's
   types (``acpwire.agent.seam``);
-- the typed ACP runtime (core install): :class:`AgentConnection`,
-  :class:`ClientConnection`, :func:`spawn_agent`, :class:`InvalidResult`
-  (``acpwire.link``), :func:`after_answer` (``acpwire.endpoint``), the extension
-  decorators :func:`ext_method` / :func:`ext_notification` and :class:`HandlerError`
-  (``acpwire.handlers``), the transports and error helpers of ``acpwire.rpc``.
+- the typed ACP runtime (core install, ``acpwire.link``): :class:`AgentConnection`,
+  :class:`ClientConnection`, :func:`spawn_agent`, :class:`InvalidResult`,
+  :func:`after_answer`, the extension decorators :func:`ext_method` /
+  :func:`ext_notification` and :class:`HandlerError`, :func:`text_chunk`; the transports
+  and error helpers of ``acpwire.rpc``.
 
 A guide with runnable examples: docs/LIBRARY.md.
 """
@@ -38,16 +38,16 @@ if TYPE_CHECKING:
         TurnResult,
         TurnUsage,
     )
-    from acpwire.builders import text_chunk
-    from acpwire.endpoint import after_answer
-    from acpwire.handlers import HandlerError, ext_method, ext_notification
-    from acpwire.link import (
+    from acpwire.link.builders import text_chunk
+    from acpwire.link.connections import (
         AgentConnection,
         ClientConnection,
         InvalidResult,
         SpawnedAgent,
         spawn_agent,
     )
+    from acpwire.link.endpoint import after_answer
+    from acpwire.link.handlers import HandlerError, ext_method, ext_notification
     from acpwire.rpc import (
         ConnectionClosedError,
         RpcError,
@@ -86,9 +86,9 @@ _WHERE: dict[str, str] = {
     ),
     **dict.fromkeys(
         ["AgentConnection", "ClientConnection", "InvalidResult", "SpawnedAgent", "spawn_agent"],
-        "acpwire.link",
+        "acpwire.link.connections",
     ),
-    **dict.fromkeys(["HandlerError", "ext_method", "ext_notification"], "acpwire.handlers"),
+    **dict.fromkeys(["HandlerError", "ext_method", "ext_notification"], "acpwire.link.handlers"),
     **dict.fromkeys(
         [
             "ConnectionClosedError",
@@ -105,8 +105,8 @@ _WHERE: dict[str, str] = {
         "acpwire.rpc",
     ),
     "AgentSpecError": "acpwire.server.process.choice",
-    "text_chunk": "acpwire.builders",
-    "after_answer": "acpwire.endpoint",
+    "text_chunk": "acpwire.link.builders",
+    "after_answer": "acpwire.link.endpoint",
     **dict.fromkeys(["run_stdio", "serve"], "acpwire.server.stdio"),
 }
 

@@ -543,12 +543,18 @@ from acpwire.cli import main
 agent = [sys.executable, "-c", sys.argv[2]]
 raise SystemExit(main(["tap", "--quiet", "--trace", sys.argv[1], "--", *agent]))
 """
-HEAVY = ("acp_v1", "pydantic", "anyio", "asyncio", "httpx", "acpwire.server", "acpwire.config")
+HEAVY = (
+    "acp_v1",
+    "pydantic",
+    "anyio",
+    "asyncio",
+    "httpx",
+    "acpwire.server",
+    "acpwire.config.settings",
+)
 TAP_MODULES = [
     "acpwire",
     "acpwire._exports",
-    "acpwire._home",
-    "acpwire._secret_names",
     "acpwire._version",
     "acpwire.cli",
     "acpwire.cli._parser",
@@ -557,6 +563,10 @@ TAP_MODULES = [
     "acpwire.cli.tap._mask",
     "acpwire.cli.tap._recorder_process",
     "acpwire.cli.tap._trace",
+    # The configuration's package (lazy: it imports nothing) and its two stdlib leaves.
+    "acpwire.config",
+    "acpwire.config.home",
+    "acpwire.config.secret_names",
 ]
 
 

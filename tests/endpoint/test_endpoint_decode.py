@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from acp_v1 import models as m
-from acpwire.endpoint import AcpEndpoint
+from acpwire.link.endpoint import AcpEndpoint
 from acpwire.rpc.messages import Notification, Request
 
 HEAD = b'{"jsonrpc":"2.0","method":"session/update","params":'
@@ -103,7 +103,7 @@ def test_invalid_params_take_the_general_path_and_are_dropped_with_a_warning(
     ep.decode(line("session/update", chunk("warm")))
     msg = ep.decode(line("session/update", {"sessionId": 5}))
     assert isinstance(msg, Notification) and msg.params == {"sessionId": 5}
-    with caplog.at_level(logging.WARNING, logger="acpwire.endpoint"):
+    with caplog.at_level(logging.WARNING, logger="acpwire.link.endpoint"):
         _run(ep.on_notification(msg.method, msg.params))
     assert recorder.updates == []
     assert "dropped invalid session/update notification" in caplog.text
@@ -144,7 +144,7 @@ def test_unimplemented_and_unknown_notifications_are_ignored(
         pass
 
     ep = AcpEndpoint("client", NoUpdates())
-    with caplog.at_level(logging.INFO, logger="acpwire.endpoint"):
+    with caplog.at_level(logging.INFO, logger="acpwire.link.endpoint"):
         _run(ep.on_notification("session/update", chunk("x")))
         _run(ep.on_notification("no/such", {}))
     assert "ignored notification 'session/update': not implemented" in caplog.text

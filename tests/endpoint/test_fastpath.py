@@ -1,5 +1,5 @@
-"""A text chunk three ways: nested generated models, ``acpwire.builders.text_chunk`` (one
-validation pass) and ``acpwire.fastpath`` bytes; all give the same model and bytes."""
+"""A text chunk three ways: nested generated models, ``acpwire.link.builders.text_chunk`` (one
+validation pass) and ``acpwire.link.fastpath`` bytes; all give the same model and bytes."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 import pytest
 
 from acp_v1 import models as m
-from acpwire.builders import text_chunk
-from acpwire.fastpath import text_chunk_params
+from acpwire.link.builders import text_chunk
+from acpwire.link.fastpath import text_chunk_params
 from acpwire.rpc.messages import encode_notification, encode_notification_raw
 
 TEXTS = [

@@ -19,9 +19,9 @@ from pydantic import BaseModel
 from acp_v1 import Unknown, models as m
 from acp_v1.interfaces import Agent, Client
 from acp_v1.peers import ClientPeer
-from acpwire.endpoint import AcpEndpoint
-from acpwire.handlers import HandlerError, ext_method, ext_notification
 from acpwire.link import AgentConnection, ClientConnection, InvalidResult
+from acpwire.link.endpoint import AcpEndpoint
+from acpwire.link.handlers import HandlerError, ext_method, ext_notification
 from acpwire.rpc import RpcError, memory_pair
 from tests.fixtures.typed_client import StatusReply, Viewer, describe, stop_text
 
@@ -112,7 +112,7 @@ def test_helpers_and_right_names_bind() -> None:
 
 def test_sdk_aliases_name_real_handlers() -> None:
     from acp_v1 import methods
-    from acpwire.handlers import _SDK_NAMES
+    from acpwire.link.handlers import _SDK_NAMES
 
     for role, names in _SDK_NAMES.items():
         tables = (

@@ -19,8 +19,8 @@ import pytest
 from acp_v1 import models as m
 from acp_v1.interfaces import Client
 from acp_v1.peers import AgentPeer
-from acpwire.endpoint import AcpEndpoint
 from acpwire.link import ClientConnection
+from acpwire.link.endpoint import AcpEndpoint
 from acpwire.rpc import memory_pair
 from acpwire.rpc.messages import Notification
 

@@ -27,24 +27,17 @@ ADAPTER = ROOT / "adapter"
 PACKAGE = ADAPTER / "acpwire"
 
 LAYERS: list[str] = [
-    # Leaves of the package, stdlib only: the version, the config home, credential names.
+    # Leaves of the package, stdlib only: the version, the façades' lazy re-exports.
     "acpwire._version",
-    "acpwire._home",
-    "acpwire._secret_names",
     "acpwire._exports",
     "acpwire.registry",
     "acpwire.devtools",
-    # The configuration: settings, limits, private files, paths, the scrubbed environment.
+    # The configuration: where the home is, settings, limits, private files, paths, the
+    # scrubbed environment and which names look like credentials.
     "acpwire.config",
-    # The protocol layer: JSON-RPC, what a connection may use, the typed ACP endpoint.
+    # The protocol layer: JSON-RPC, what a connection may use, the typed ACP runtime.
     "acpwire.rpc",
     "acpwire.probe",
-    "acpwire.fastpath",
-    "acpwire.builders",
-    "acpwire._decoding",
-    "acpwire.handlers",
-    "acpwire._process",
-    "acpwire.endpoint",
     "acpwire.link",
     # Conformance: the protocol checker (the tap's, a conformance run's).
     "acpwire.conformance",
@@ -269,21 +262,9 @@ ROOT_MODULES = {
     "__init__.py",
     "__main__.py",
     # Stdlib leaves: the version (read by every module that needs it, never from the
-    # façade), the config home and credential names (which the tap reads without the
-    # configuration), the lazy re-exports of package façades.
+    # façade) and the lazy re-exports of the package façades.
     "_version.py",
-    "_home.py",
-    "_secret_names.py",
     "_exports.py",
-    # The typed ACP layer: its public modules (endpoint, link, builders) keep their
-    # names (docs/LIBRARY.md), and the parts only they use stand beside them.
-    "endpoint.py",
-    "link.py",
-    "builders.py",
-    "handlers.py",
-    "_decoding.py",
-    "_process.py",
-    "fastpath.py",
 }
 
 

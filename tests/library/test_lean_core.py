@@ -16,7 +16,7 @@ BACKEND_ONLY = ("httpx", "mcp", "dotenv", "starlette", "uvicorn", "httpcore")
 
 CORE_USE = """
 import json, sys
-import acp_v1, acpwire, acpwire.link, acpwire.rpc, acpwire.builders, acpwire.probe
+import acp_v1, acpwire, acpwire.link, acpwire.rpc, acpwire.link.builders, acpwire.probe
 from acp_v1 import models as m
 from acpwire import BaseAgent, SessionContext, spawn_agent  # the public names load here too
 assert m.PromptResponse(stop_reason="end_turn").stop_reason == "end_turn"

@@ -26,7 +26,7 @@ from acp_v1 import models as m
 from acp_v1.interfaces import Client
 from acp_v1.peers import AgentPeer
 from acpwire.devtools.fake_llm import FakeLLM
-from acpwire.link import ClientConnection
+from acpwire.link.connections import ClientConnection
 
 __all__ = ["SCRIPT", "DemoEditor", "run", "run_demo"]
 

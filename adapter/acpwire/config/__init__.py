@@ -6,11 +6,15 @@
 - :mod:`~acpwire.config.private`: the home and its files kept private;
 - :mod:`~acpwire.config.paths`: session working directories and tool paths (WSL, URIs);
 - :mod:`~acpwire.config.environment`: the scrubbed environment of commands and MCP
-  servers (no secrets).
+  servers (no secrets);
+- :mod:`~acpwire.config.logs`: the process's logging, to stderr;
+- :mod:`~acpwire.config.home` (where the home is) and :mod:`~acpwire.config.secret_names`
+  (which names look like credentials): stdlib leaves, which the tap reads without the
+  rest of the configuration.
 
-May import: the stdlib and :mod:`acpwire._home` (where the home is, which the tap reads
-without loading this package). The names of :mod:`.settings` are importable from here
-and load on first use; the modules here import each other, never this file.
+May import: the stdlib. The names of :mod:`.settings` are importable from here and load
+on first use (this file imports nothing else), so a module of the package loads without
+the others; the modules here import each other, never this file.
 """
 
 from __future__ import annotations

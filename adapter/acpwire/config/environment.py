@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from acpwire._secret_names import looks_secret
+from acpwire.config.secret_names import looks_secret
 
 if TYPE_CHECKING:
     from acpwire.config.settings import Settings

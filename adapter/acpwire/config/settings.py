@@ -1,6 +1,6 @@
 """The config home: where acpwire keeps its settings, secrets and session database.
 
-``$ACPWIRE_HOME`` (default ``~/.acpwire``: :mod:`acpwire._home`) holds ``config.toml``
+``$ACPWIRE_HOME`` (default ``~/.acpwire``: :mod:`acpwire.config.home`) holds ``config.toml``
 (provider, model and defaults), ``.env`` (secrets, loaded into the environment at start
 without overriding variables already set) and ``sessions.db``. Environment variables win over the file. The
 home is kept 0700 and those files 0600 (:mod:`acpwire.config.private`).
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acpwire._home import config_home
+from acpwire.config.home import config_home
 from acpwire.config.limits import ToolLimits, limits_from_table
 from acpwire.config.private import make_private_home, repair_home, write_private
 

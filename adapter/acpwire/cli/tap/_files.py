@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Final
 
-from acpwire._home import config_home
+from acpwire.config.home import config_home
 
 __all__ = [
     "DIR_MODE",

@@ -10,7 +10,7 @@ Masked, each value replaced by :data:`MASK`:
   like secrets, at any depth (numbers and flags, such as token counts, are kept).
 
 Names "look like secrets" by the rule the command sandbox uses
-(:func:`acpwire._secret_names.looks_secret`: ``*_KEY``, ``*TOKEN*``, ``PASSWORD``...).
+(:func:`acpwire.config.secret_names.looks_secret`: ``*_KEY``, ``*TOKEN*``, ``PASSWORD``...).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from acpwire._secret_names import looks_secret
+from acpwire.config.secret_names import looks_secret
 
 __all__ = ["MASK", "SESSION_SETUP", "mask_in_place"]
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from acp_v1 import models as m
 from acp_v1.peers import ClientPeer
-from acpwire.builders import text_chunk
-from acpwire.fastpath import ChunkKind, text_chunk_params
+from acpwire.link.builders import text_chunk
+from acpwire.link.fastpath import ChunkKind, text_chunk_params
 from acpwire.probe import ConnectionProbe
 from acpwire.rpc import Connection
 from acpwire.server.editor.null_diffs import send_update

@@ -27,7 +27,7 @@ import anyio
 
 from acp_v1 import models as m
 from acpwire.agent.seam import CommandPlan, EditorRefused
-from acpwire.fastpath import ChunkKind
+from acpwire.link.fastpath import ChunkKind
 from acpwire.render import terminal_content
 from acpwire.sandbox.decide import ESCALATIONS, Escalation
 from acpwire.sandbox.plan import plan_command

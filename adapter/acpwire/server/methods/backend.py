@@ -28,7 +28,7 @@ from acpwire.agent.config import ConfigError as AgentConfigError
 from acpwire.agent.factory import AgentFactory
 from acpwire.config import Settings
 from acpwire.config.paths import require_absolute_cwd
-from acpwire.endpoint import after_answer
+from acpwire.link.endpoint import after_answer
 from acpwire.probe import ConnectionProbe
 from acpwire.rpc import (
     RpcError,

@@ -6,7 +6,7 @@ synchronous; the event loop, with anyio and asyncio, is about a sixth of start-u
 the answer needs none of it. So the stdio backend claims stdin and stdout
 (:func:`acpwire.rpc.stdio.claim_stdio`), reads the first line itself and, when it is an
 ``initialize`` request that validates, answers it here as the connection would: the
-same envelope model and decoding rules as :class:`acpwire.endpoint.AcpEndpoint`, the
+same envelope model and decoding rules as :class:`acpwire.link.endpoint.AcpEndpoint`, the
 same answer (:func:`~acpwire.server.methods.advertised.greet`), the same encoder. The
 event loop then starts on the claim: what was read and not used is received first, and
 the connection adopts the probe and loads the backend as after any ``initialize``.
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Final
 from pydantic import ValidationError
 
 from acp_v1 import dispatch, models as m
-from acpwire._decoding import holds_non_finite
+from acpwire.link.decoding import holds_non_finite
 from acpwire.probe import ConnectionProbe
 from acpwire.rpc.messages import RequestId, encode_result
 from acpwire.rpc.stdio import ClaimedStdio, claim_stdio

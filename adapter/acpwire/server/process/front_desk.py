@@ -25,8 +25,8 @@ from acp_v1 import models as m
 from acp_v1.interfaces import Agent
 from acp_v1.peers import ClientPeer
 from acpwire.agent.factory import AgentFactory
-from acpwire.endpoint import after_answer
-from acpwire.link import AgentConnection
+from acpwire.link.connections import AgentConnection
+from acpwire.link.endpoint import after_answer
 from acpwire.probe import ConnectionProbe
 from acpwire.server.methods import lifecycle
 from acpwire.server.methods.advertised import DEFAULT_MCP_TRANSPORTS

@@ -35,7 +35,7 @@ from acpwire.agent.seam import (
     ToolStart,
 )
 from acpwire.approval.messages import refusal_message
-from acpwire.fastpath import ChunkKind
+from acpwire.link.fastpath import ChunkKind
 from acpwire.render import end_update, plan_update, start_update, text_content
 from acpwire.server.editor.refusals import no_answer
 from acpwire.server.turns.handoff import TEXT, THOUGHT, Call, Handoff

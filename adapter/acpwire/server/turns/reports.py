@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from acp_v1 import models as m
 from acpwire.agent.seam import TurnResult
-from acpwire.endpoint import after_answer
+from acpwire.link.endpoint import after_answer
 from acpwire.server.editor.services import SessionServices
 from acpwire.server.sessions import options
 from acpwire.server.sessions.state import QueuedPrompt, SessionState

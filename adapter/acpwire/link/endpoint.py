@@ -9,19 +9,19 @@ implementation), validating params into the generated models:
   merely inherited from the interface Protocol), answer -32601, never ``null``;
 * unstable methods answer -32601 unless the endpoint opted in (logged as such);
 * ``_``-prefixed extension methods and notifications go to the handler's
-  :func:`~acpwire.handlers.ext_method` / ``ext_notification`` methods, then to an
+  :func:`~acpwire.link.handlers.ext_method` / ``ext_notification`` methods, then to an
   optional hook (both get the wire name, underscore included); a handler that is
   :class:`RetiredMethods` answers methods the protocol has removed;
 * params the peer got wrong answer -32602; a ``ValidationError`` raised by the handler's
   own code is a bug on this side: -32603, with its traceback in the log;
 * ``_meta`` stays the ``meta`` field of the params model, never merged into anything.
 
-A handler is checked when it is bound (:func:`acpwire.handlers.check_handler`). The
-``_``-prefixed calls are routed by :class:`acpwire.handlers.ExtensionCalls`, mixed in
+A handler is checked when it is bound (:func:`acpwire.link.handlers.check_handler`). The
+``_``-prefixed calls are routed by :class:`acpwire.link.handlers.ExtensionCalls`, mixed in
 here; the handler-side types (:class:`ExtensionHandler`, :class:`RetiredMethods`,
-:class:`HandlerBug`) live in :mod:`acpwire.handlers` and are re-exported.
+:class:`HandlerBug`) live in :mod:`acpwire.link.handlers` and are re-exported.
 
-It also supplies the connection's decoder (``decode``, from :mod:`acpwire._decoding`):
+It also supplies the connection's decoder (``decode``, from :mod:`acpwire.link.decoding`):
 valid ACP messages are decoded and validated in one pydantic-core pass; anything else
 takes the runtime's general path, which produces the precise JSON-RPC error.
 """
@@ -38,8 +38,15 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from acp_v1 import DECODE, dispatch, interfaces, methods
 from acp_v1.methods import MethodSpec
+from acpwire.rpc import (
+    RequestContext,
+    internal_error,
+    invalid_params,
+    method_not_found,
+)
+from acpwire.rpc.errors import describe_validation_error
 
-from ._decoding import NO_FAST, FastDecoder, FastNotification, model_class
+from .decoding import NO_FAST, FastDecoder, FastNotification, model_class
 from .handlers import (
     ExtensionCalls,
     ExtensionHandler,
@@ -50,13 +57,6 @@ from .handlers import (
     extension_routes,
     short_error,
 )
-from .rpc import (
-    RequestContext,
-    internal_error,
-    invalid_params,
-    method_not_found,
-)
-from .rpc.errors import describe_validation_error
 
 __all__ = [
     "AcpEndpoint",
@@ -129,7 +129,7 @@ class AcpEndpoint(FastDecoder, ExtensionCalls):
     def bind(self, handler: object) -> None:
         """Set the handler object (for handlers that need the connection to exist first).
 
-        Raises :class:`~acpwire.handlers.HandlerError` when it does not fit the role (a
+        Raises :class:`~acpwire.link.handlers.HandlerError` when it does not fit the role (a
         misspelled or SDK-style method name, the other role's interface)."""
         check_handler(self.role, handler)
         self._ext_routes = extension_routes(handler)

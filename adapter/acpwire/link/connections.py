@@ -10,7 +10,7 @@ it, its stderr in a logger, the process ended and reaped when the block is left.
 The handler factory receives the peer and returns the handler: an
 :class:`acp_v1.interfaces.Agent` subclass for ``AgentConnection`` and a ``Client``
 subclass for ``ClientConnection`` (mypy refuses the other; binding checks the methods'
-names, :mod:`acpwire.handlers`). A peer's invalid result raises
+names, :mod:`acpwire.link.handlers`). A peer's invalid result raises
 :class:`~acp_v1.peers.InvalidResult`, re-exported here.
 """
 
@@ -28,10 +28,10 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from acp_v1.interfaces import Agent, Client
 from acp_v1.peers import AgentPeer, ClientPeer, InvalidResult
+from acpwire.rpc import DEFAULT_MAX_LINE_BYTES, Connection
 
-from ._process import log_stderr, reap
+from ._child import log_stderr, reap
 from .endpoint import AcpEndpoint, ExtensionHandler, Role
-from .rpc import DEFAULT_MAX_LINE_BYTES, Connection
 
 __all__ = [
     "AGENT_STDERR",

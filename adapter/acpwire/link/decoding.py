@@ -1,4 +1,4 @@
-"""The one-pass decoder of an ACP endpoint (mixed into :class:`~acpwire.endpoint.AcpEndpoint`).
+"""The one-pass decoder of an ACP endpoint (mixed into :class:`~acpwire.link.endpoint.AcpEndpoint`).
 
 Valid ACP messages are decoded and validated in one pydantic-core pass; anything else
 takes the runtime's general path, which produces the precise JSON-RPC error.
@@ -15,8 +15,7 @@ from pydantic_core import from_json
 
 from acp_v1.dispatch import NO_ID
 from acp_v1.methods import MethodSpec
-
-from .rpc import messages as rpc_messages
+from acpwire.rpc import messages as rpc_messages
 
 
 class FastDecoder:

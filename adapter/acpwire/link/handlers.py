@@ -13,7 +13,7 @@ when the peer calls it. So does a ``Client`` bound as an agent, or the reverse.
 It also says what else an endpoint hands calls to: an :class:`ExtensionHandler` hook,
 a handler that is :class:`RetiredMethods`, and :class:`ExtensionCalls`, the routing of
 ``_``-prefixed methods and notifications to the decorated methods (mixed into
-:class:`~acpwire.endpoint.AcpEndpoint`). A ``ValidationError`` raised by handler code
+:class:`~acpwire.link.endpoint.AcpEndpoint`). A ``ValidationError`` raised by handler code
 is a :class:`HandlerBug`.
 """
 
@@ -27,9 +27,8 @@ from typing import Any, Final, Literal, Protocol, TypeVar, get_type_hints, runti
 from pydantic import TypeAdapter, ValidationError
 
 from acp_v1 import DECODE, interfaces, methods
-
-from .rpc import RequestContext, internal_error, invalid_params, method_not_found
-from .rpc.errors import describe_validation_error
+from acpwire.rpc import RequestContext, internal_error, invalid_params, method_not_found
+from acpwire.rpc.errors import describe_validation_error
 
 __all__ = [
     "ExtensionHandler",
@@ -158,7 +157,7 @@ def extension_routes(handler: object) -> dict[str, ExtensionRoute]:
 
 class ExtensionCalls:
     """The ``_``-prefixed methods and notifications of an endpoint (mixed into
-    :class:`~acpwire.endpoint.AcpEndpoint`, which sets the attributes below): to the
+    :class:`~acpwire.link.endpoint.AcpEndpoint`, which sets the attributes below): to the
     bound handler's decorated method for it, else to the ``extensions`` hook; without
     either a request answers -32601 and a notification is ignored."""
 
@@ -209,7 +208,7 @@ class ExtensionCalls:
             raise HandlerBug(f"the {method} handler raised a ValidationError") from exc
 
 
-_endpoint_log: Final = logging.getLogger("acpwire.endpoint")
+_endpoint_log: Final = logging.getLogger("acpwire.link.endpoint")
 """The endpoint's logger: what it routes here logs as it did before the routing moved."""
 
 

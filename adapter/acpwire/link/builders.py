@@ -7,7 +7,7 @@ the same data to pydantic-core as one nested mapping builds the same validated m
 a single pass, about twice as fast. The result is an ordinary ``SessionNotification``
 (equal to the nested construction; a test checks it), to send with
 ``ClientPeer.session_update`` like any other. For bytes without models at all, see
-:mod:`acpwire.fastpath`.
+:mod:`acpwire.link.fastpath`.
 """
 
 from __future__ import annotations
