@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from acpwire.agent.config import LOCAL_SERVERS
+from acpwire.agent.embedded.provider import LOCAL_SERVERS
 from acpwire.devtools.fake_llm import FakeLLM
 
 from .backends import MODEL, acpwire_launch

@@ -14,8 +14,8 @@ _ROOT = str(Path(__file__).resolve().parents[2])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-from acpwire.agent.config import AgentConfig  # noqa: E402
 from acpwire.agent.embedded.default import DefaultAgent  # noqa: E402
+from acpwire.agent.embedded.provider import AgentConfig  # noqa: E402
 from tests.support.fake_llm import FakeLLM  # noqa: E402
 
 AgentFactory = Callable[..., DefaultAgent]

@@ -6,9 +6,9 @@ import socket
 
 import pytest
 
-from acpwire.agent.config import (
+from acpwire.agent.config import ConfigError
+from acpwire.agent.embedded.provider import (
     AgentConfig,
-    ConfigError,
     complete_config,
     discover_local_server,
     pick_default_model,

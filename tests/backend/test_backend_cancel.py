@@ -9,8 +9,8 @@ import anyio
 import pytest
 
 from acp_v1 import models as m
-from acpwire.agent.default_factory import DefaultAgentFactory
 from acpwire.agent.embedded.default import DefaultAgent
+from acpwire.agent.embedded.factory import DefaultAgentFactory
 from acpwire.agent.seam import SyncAgent
 from acpwire.server.app import Runtime
 from tests.backend.harness import Rig, connected, make_settings, rig, tool_call, workspace_of

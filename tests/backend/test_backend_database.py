@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from acp_v1 import models as m
-from acpwire.agent.default_factory import DefaultAgentFactory
+from acpwire.agent.embedded.factory import DefaultAgentFactory
 from acpwire.rpc import RpcError
 from acpwire.server.app import Runtime, check_in_background
 from acpwire.server.sessions.manager import SessionManager

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from acp_v1 import models as m
-from acpwire.agent.default_factory import DefaultAgentFactory
+from acpwire.agent.embedded.factory import DefaultAgentFactory
 from acpwire.agent.seam import SyncAgent
 from acpwire.server.app import Runtime
 from tests.backend.harness import STEP_S, connected, make_settings, workspace_of

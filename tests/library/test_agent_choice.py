@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.agent.default_factory import DefaultAgentFactory
+from acpwire.agent.embedded.factory import DefaultAgentFactory
 from acpwire.agent.factory import BaseAgentFactory, FunctionFactory, SessionContext
 from acpwire.config import Settings
 from acpwire.server.process.choice import (

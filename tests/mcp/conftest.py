@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from acpwire.agent.config import AgentConfig
 from acpwire.agent.embedded.default import DefaultAgent
+from acpwire.agent.embedded.provider import AgentConfig
 from acpwire.server.sessions.state import SessionState
 from acpwire.store import SessionRecord
 from tests.mcp.support import MakeState

@@ -4,7 +4,7 @@ The backend asks one :class:`AgentFactory` for everything about the agent it ser
 new agent per session (:meth:`~AgentFactory.create`), whether a model provider is usable
 (``initialize`` and ``session/new`` answer "authentication required" when not), and the
 models for the editor's picker. The embedded agent's factory
-(:mod:`acpwire.agent.default_factory`) and Hermes' (:mod:`acpwire.hermes.factory`)
+(:mod:`acpwire.agent.embedded.factory`) and Hermes' (:mod:`acpwire.hermes.factory`)
 implement it in full.
 
 A factory of your own need not: subclass :class:`BaseAgentFactory` and write

@@ -28,7 +28,7 @@ def run_check(settings: Settings, agent: str | None = None) -> tuple[bool, str]:
         from acpwire.server.process.choice import AgentSpecError, choose_factory
     except Exception as exc:  # a broken install: say what is missing
         return False, f"acpwire check FAILED: import error: {exc}"
-    from acpwire.agent.default_factory import DefaultAgentFactory
+    from acpwire.agent.embedded.factory import DefaultAgentFactory
 
     try:
         factory = choose_factory(settings, agent)

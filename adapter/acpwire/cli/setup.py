@@ -12,8 +12,8 @@ import os
 import sys
 from collections.abc import Callable
 
-from acpwire.agent.config import discover_local_server
 from acpwire.agent.embedded.listing import list_models
+from acpwire.agent.embedded.provider import discover_local_server
 from acpwire.agent.embedded.stream import ModelError
 from acpwire.cli._start import backend_settings
 from acpwire.config import ENV_NAME, Settings, write_model_config

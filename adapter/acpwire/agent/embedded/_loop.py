@@ -16,9 +16,9 @@ import uuid
 from dataclasses import dataclass, field
 
 from acpwire.agent.cancel import CancelToken
-from acpwire.agent.config import AgentConfig
 from acpwire.agent.embedded import _context as context, compress as ctx_size
 from acpwire.agent.embedded.llm import ChatClient
+from acpwire.agent.embedded.provider import AgentConfig
 from acpwire.agent.embedded.stream import ModelCancelled, ModelError, ModelReply, ToolCall
 from acpwire.agent.embedded.toolcalls import (
     INTERRUPTED,

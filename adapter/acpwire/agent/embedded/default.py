@@ -18,10 +18,11 @@ import uuid
 from typing import Any
 
 from acpwire.agent.cancel import CancelToken
-from acpwire.agent.config import AgentConfig, ConfigError
+from acpwire.agent.config import ConfigError
 from acpwire.agent.embedded import _context as context
 from acpwire.agent.embedded._loop import TOOL_RESULT_CAP, Turn, TurnLoop
 from acpwire.agent.embedded.llm import ChatClient
+from acpwire.agent.embedded.provider import AgentConfig
 from acpwire.agent.embedded.toolcalls import answer_dangling_calls
 from acpwire.agent.embedded.tools import (
     CommandRunner,
@@ -41,7 +42,7 @@ log = logging.getLogger(__name__)
 
 class DefaultAgent(TurnLoop):
     """The embedded agent. ``config`` must name an endpoint and a model
-    (see :func:`acpwire.agent.config.complete_config`)."""
+    (see :func:`acpwire.agent.embedded.provider.complete_config`)."""
 
     def __init__(
         self,

@@ -15,7 +15,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from acpwire.agent.config import AgentConfig, ConfigError
+from acpwire.agent.config import ConfigError
+from acpwire.agent.embedded.provider import AgentConfig
 
 __all__ = ["DISCOVERY_MARGIN_S", "BackgroundLookup", "needs_lookup"]
 

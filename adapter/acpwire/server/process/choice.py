@@ -44,7 +44,7 @@ logger = logging.getLogger(__name__)
 AGENT_ENV = "ACPWIRE_AGENT"
 ENTRY_POINT_GROUP = "acpwire.agents"
 BUILTIN_AGENTS: dict[str, str] = {
-    "default": "acpwire.agent.default_factory:DefaultAgentFactory",
+    "default": "acpwire.agent.embedded.factory:DefaultAgentFactory",
     "hermes": "acpwire.hermes.factory:HermesAgentFactory",
 }
 """The built-in registrations (pyproject.toml declares the same entry points)."""

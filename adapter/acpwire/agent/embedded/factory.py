@@ -16,14 +16,9 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from acpwire.agent.config import (
-    AgentConfig,
-    ConfigError,
-    ModelList,
-    complete_config,
-    resolve_config,
-)
+from acpwire.agent.config import ConfigError, ModelList
 from acpwire.agent.embedded.lookup import DISCOVERY_MARGIN_S, BackgroundLookup, needs_lookup
+from acpwire.agent.embedded.provider import AgentConfig, complete_config, resolve_config
 from acpwire.config.limits import ToolLimits
 
 if TYPE_CHECKING:
