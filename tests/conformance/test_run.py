@@ -126,6 +126,20 @@ def test_a_turn_too_short_to_cancel_is_skipped_not_failed() -> None:
     assert "before it could be cancelled" in cancel.evidence
 
 
+def test_an_agent_asking_the_model_without_streaming_is_cancelled_during_the_reply() -> None:
+    # openhands asks its model without streaming and sends nothing until the reply. The
+    # slow reply, sent at once when not streamed, ended the turn before the cancel could
+    # matter (openhands: FAIL, its end_turn 0.1 ms after the cancel; this fixture: SKIP).
+    # The reply now takes as long unstreamed, and the cancel comes while the agent waits.
+    command = [sys.executable, str(AGENT), "--unstreamed-model"]
+    report = run_checks(
+        RunOptions(command=command, only=frozenset({"cancel"}), model_endpoint=True, timeout=3.0)
+    )
+    (cancel,) = report.checks
+    assert cancel.status == "PASS", explain(report)
+    assert report.seconds < 10  # cancelled, not waited out
+
+
 def test_an_agent_on_the_official_sdk_fails_only_its_known_defect() -> None:
     # acp 0.12.1 logs a line that is not JSON and goes on (acp/_transport.py, receive):
     # never the -32700 answer JSON-RPC asks for. Everything else it does passes.

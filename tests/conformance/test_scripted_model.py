@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from acpwire.conformance._model import CONTENT, ScriptedModel, marker
+from acpwire.conformance._model import CONTENT, SLOW_S, ScriptedModel, marker
 from acpwire.conformance._repairs import repairs
 
 
@@ -157,3 +157,13 @@ def test_repairs_compare_values_not_spellings() -> None:
     assert repairs("SessionNotification", {"sessionId": "s", "update": usage}) == []
     info = {"protocolVersion": 1, "authMethods": [{"id": "a", "name": "A", "type": "future-kind"}]}
     assert repairs("InitializeResponse", info) == []
+
+
+def test_the_slow_reply_lasts_as_long_streamed_or_not() -> None:
+    model = ScriptedModel()
+    slow = marker("slow", "cancel")
+    streamed = model({**body(f"{slow} count", []), "stream": True})
+    whole = model(body(f"{slow} count", []))
+    assert streamed is not None and whole is not None
+    assert streamed["chunks"] * streamed["delay"] == SLOW_S
+    assert whole["initial_delay"] == SLOW_S and whole["text"] == streamed["text"]

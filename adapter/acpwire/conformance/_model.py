@@ -6,7 +6,9 @@ after the prompt, and the conversation holds the earlier turns' markers) and ans
 from the tools the agent offered it:
 
 - ``text``: a short text reply, streamed in a few chunks;
-- ``slow``: a long text streamed slowly (a turn that lasts, for the cancel check);
+- ``slow``: a long text streamed slowly (a turn that lasts, for the cancel check); asked
+  without streaming, the whole text after as long (an agent such as openhands asks so,
+  and a slow reply sent at once ended its turn before the cancel could come);
 - ``write``: a call of the agent's file-writing tool, writing PATH (the tool is found by
   name among those offered, its arguments from the tool's JSON schema);
 - ``shell``: a call of the agent's shell tool running ``echo acpwire-check``.
@@ -32,6 +34,9 @@ MARK: Final = re.compile(
     r"\[acpwire-check (?P<action>[a-z]+) (?P<check>[a-z-]+)(?: (?P<path>[^\]\s]+))?\]"
 )
 """The marker a run's prompt carries (an agent without a model can read it too)."""
+
+SLOW_S: Final = 10.0
+"""How long the ``slow`` reply takes, streamed or not."""
 
 CONTENT: Final = "written by acpwire check\n"
 """What the scripted write puts in the file."""
@@ -173,7 +178,9 @@ class ScriptedModel:
             return {"text": "Done."}
         action = mark["action"]
         if action == "slow":
-            return {"text": "counting " * 100, "chunks": 100, "delay": 0.1}
+            if not body.get("stream"):  # as long in one piece as streamed, 100 x 0.1 s
+                return {"text": "counting " * 100, "initial_delay": SLOW_S}
+            return {"text": "counting " * 100, "chunks": 100, "delay": SLOW_S / 100}
         if action in ("write", "shell"):
             chosen = self._pick(action, tools, mark["path"] or "")
             if chosen is None:
