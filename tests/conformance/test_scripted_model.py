@@ -57,6 +57,21 @@ def test_an_editor_style_tool_gets_command_create() -> None:
     }
 
 
+def test_openhands_file_editor_is_found_by_name() -> None:
+    # openhands 1.16.0 offers file_editor, terminal, task_tracker, think, task and finish
+    editor = tool(
+        "file_editor",
+        {"command": {"enum": ["view", "create", "str_replace"]}, "path": STR, "file_text": STR},
+        ["command", "path"],
+    )
+    tools = [editor, tool("think", {"thought": STR}, ["thought"])]
+    reply = ScriptedModel()(body(WRITE, tools))
+    assert reply is not None
+    (call,) = reply["tool_calls"]
+    assert call["name"] == "file_editor"
+    assert call["arguments"]["command"] == "create" and call["arguments"]["file_text"] == CONTENT
+
+
 def test_a_named_tool_wins_and_a_missing_one_is_said() -> None:
     tools = [
         tool("put", {"file": STR, "text": STR}, []),

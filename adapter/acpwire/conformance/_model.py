@@ -51,6 +51,7 @@ _WRITE_NAMES: Final = (
     "save",
     "str_replace_editor",
     "str_replace_based_edit_tool",
+    "file_editor",
 )
 _SHELL_NAMES: Final = (
     "terminal",
