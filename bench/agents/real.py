@@ -44,6 +44,8 @@ API_KEY = "sk-test-local"
 PYTHON312 = VENVS / "_python3.13" / "bin" / "python3.13"
 """The interpreter for agents that need Python >= 3.12 (``make agents-python`` builds it
 from Debian's source package; ``ACPWIRE_AGENTS_PYTHON`` names another)."""
+PYENV_VERSIONS = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+"""Where pyenv keeps its Pythons (this machine's image has 3.12.1 there, off PATH)."""
 STEP_S = 120.0
 """The most one request of the scripted session may take (first starts are slow)."""
 
@@ -297,19 +299,21 @@ def launch_kimi_entry_point(root: Path, base_url: str) -> Launch:
 
 def launch_openhands(root: Path, base_url: str) -> Launch:
     """``openhands acp`` (``openhands_cli.entrypoint:main``, argparsers/acp_parser.py): its
-    LLM from ``LLM_MODEL`` / ``LLM_BASE_URL`` / ``LLM_API_KEY``, read only with
-    ``--override-with-envs`` (stores/agent_store.py); its state in
-    ``OPENHANDS_PERSISTENCE_DIR`` (locations.py)."""
-    env = offline_env(
-        root,
-        OPENHANDS_PERSISTENCE_DIR=str(root / "openhands-state"),
-        LLM_MODEL=f"openai/{MODEL}",
-        LLM_BASE_URL=base_url,
-        LLM_API_KEY=API_KEY,
-        OPENHANDS_SUPPRESS_BANNER="1",
+    agent, LLM included, from ``$OPENHANDS_PERSISTENCE_DIR/agent_settings.json``
+    (locations.py, stores/agent_store.py ``load_from_disk``: ``Agent.model_validate_json``).
+    ACP mode reads no ``LLM_*`` variables: ``run_acp_server`` is not given
+    ``--override-with-envs`` (entrypoint.py), and without that file ``session/new`` answers
+    "Authentication required" (acp_impl/agent/local_agent.py ``_is_authenticated``)."""
+    state = root / "openhands-state"
+    # The fields the SDK's `LLM` needs; the rest of the `Agent` (tools, context, condenser)
+    # openhands adds at load (stores/agent_store.py `_apply_runtime_config`).
+    llm = {"model": f"openai/{MODEL}", "base_url": base_url, "api_key": API_KEY}
+    files = write_files(
+        {state / "agent_settings.json": json.dumps({"llm": {**llm, "usage_id": "agent"}})}
     )
-    argv = [AGENTS["openhands"].bin("openhands"), "acp", "--override-with-envs"]
-    return Launch(argv, env, work=_work(root))
+    env = offline_env(root, OPENHANDS_PERSISTENCE_DIR=str(state), OPENHANDS_SUPPRESS_BANNER="1")
+    argv = [AGENTS["openhands"].bin("openhands"), "acp"]
+    return Launch(argv, env, files, work=_work(root))
 
 
 def _tool_turn(call: JsonObject) -> Turn:
@@ -430,6 +434,8 @@ def interpreter_for(agent: Agent) -> tuple[str | None, str]:
     high = _parse(agent.max_python) if agent.max_python else None
     candidates = [os.environ.get("ACPWIRE_AGENTS_PYTHON", ""), sys.executable, str(PYTHON312)]
     candidates += [shutil.which(f"python3.{minor}") or "" for minor in range(11, 16)]
+    # pyenv's builds, which its shims on PATH hide unless selected (`pyenv global`).
+    candidates += [str(p) for p in sorted(PYENV_VERSIONS.glob("3.*/bin/python3"))]
     seen: list[str] = []
     for python in filter(None, candidates):
         version = _version(python)
@@ -679,9 +685,9 @@ def violations(records: Sequence[JsonObject]) -> list[tuple[str, str, str]]:
 
 # The conformance run: ``acpwire check`` against each agent, launched by its function above.
 
-CHECKED = ("hermes", "gptme", "fast-agent", "mistral-vibe", "kimi")
-"""The agents ``--check`` runs ``acpwire check`` against (kimi's deprecated entry point and
-the uninstallable openhands left out)."""
+CHECKED = ("hermes", "gptme", "fast-agent", "mistral-vibe", "kimi", "openhands")
+"""The agents ``--check`` runs ``acpwire check`` against (kimi's deprecated entry point left
+out)."""
 CHECK_OPTIONS: dict[str, list[str]] = {}
 """Extra ``acpwire check`` options per agent (``--write-tool`` / ``--shell-tool``)."""
 CHECK_TIMEOUT_S = 30.0
