@@ -201,7 +201,10 @@ async def test_the_handlers_own_validation_error_is_an_internal_error(
                 m.PromptRequest(session_id="s", prompt=[m.ContentBlockText(text="x")])
             )
         assert ours.value.code == -32603
-        assert "Traceback" in caplog.text and "the session/prompt handler" in caplog.text
+        assert "Traceback" in caplog.text and "HandlerBug" not in caplog.text
+        assert "request session/prompt failed: ValidationError: stopReason" in caplog.text
+        assert isinstance(ours.value.data, dict)
+        assert ours.value.data["exception"] == "ValidationError"
         with pytest.raises(RpcError) as theirs:
             await client.connection.request("session/prompt", {"sessionId": "s", "prompt": 5})
         assert theirs.value.code == -32602

@@ -322,15 +322,40 @@ async def test_unexpected_exception_is_internal_error_with_logged_traceback(
         assert reply == {
             "jsonrpc": "2.0",
             "id": 1,
-            "error": {"code": -32603, "message": "Internal error"},
+            "error": {
+                "code": -32603,
+                "message": "Internal error: RuntimeError: secret internal detail",
+                "data": {"exception": "RuntimeError", "message": "secret internal detail"},
+            },
         }
         reply = await raw.call(2, "unserializable")
-        assert error_of(reply) == (2, -32603, "Internal error")
+        assert error_of(reply) == (
+            2,
+            -32603,
+            "Internal error: TypeError: object of type object is not JSON serializable",
+        )
         await raw.assert_still_serving()
     crashes = [r for r in caplog.records if r.exc_info and isinstance(r.exc_info[1], RuntimeError)]
     assert len(crashes) == 1 and crashes[0].levelno == logging.ERROR
     assert "crash" in crashes[0].getMessage()
     assert any(r.exc_info and isinstance(r.exc_info[1], TypeError) for r in caplog.records)
+
+
+async def test_error_messages_false_leaves_the_message_out() -> None:
+    async with served(error_messages=False) as (raw, _, _):
+        reply = await raw.call(1, "crash")
+        assert reply["error"] == {
+            "code": -32603,
+            "message": "Internal error: RuntimeError",
+            "data": {"exception": "RuntimeError"},
+        }
+
+
+async def test_the_environment_leaves_the_message_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ACPWIRE_ERROR_MESSAGES", "0")
+    async with served() as (raw, _, _):
+        reply = await raw.call(1, "crash")
+        assert reply["error"]["data"] == {"exception": "RuntimeError"}
 
 
 async def test_rpc_error_from_handler_keeps_code_and_data() -> None:
@@ -422,7 +447,11 @@ async def test_custom_decoder_params_pass_through_opaquely() -> None:
         assert handler.seen_params == [Point(x=1, y=2)]
         assert error_of(await raw.call(2, "echo_point", {"x": "no"})) == (2, -32602, "bad point")
         await raw.write(b"boom\n")
-        assert error_of(await raw.read()) == (None, -32603, "Internal error")
+        assert error_of(await raw.read()) == (
+            None,
+            -32603,
+            "Internal error: RuntimeError: decoder bug",
+        )
         await raw.write(b'{"jsonrpc":"2.0","id":3,"method":"slow"}\n')
         await handler.started.wait()
         await raw.write(b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}\n')

@@ -1,7 +1,9 @@
 """Error objects and the exception → JSON-RPC error mapping."""
 
 import logging
+import traceback
 
+import anyio
 import pytest
 from pydantic import BaseModel, ValidationError
 
@@ -108,12 +110,88 @@ def test_unexpected_exception_is_internal_error_and_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.ERROR, logger="acpwire.rpc")
-    err = error_from_exception(KeyError("secret-key"), context="request foo")
-    assert err.to_json() == {"code": -32603, "message": "Internal error"}
+    err = error_from_exception(KeyError("x"), context="request foo")
+    assert err.to_json() == {
+        "code": -32603,
+        "message": "Internal error: KeyError: 'x'",
+        "data": {"exception": "KeyError", "message": "'x'"},
+    }
     [record] = caplog.records
     assert record.levelno == logging.ERROR
-    assert "request foo" in record.getMessage()
+    assert record.getMessage() == "request foo failed: KeyError: 'x'"
     assert record.exc_info is not None and isinstance(record.exc_info[1], KeyError)
+
+
+def _raise_in_nested_task_groups() -> BaseException:
+    async def fail() -> None:
+        raise ValueError("bad value")
+
+    async def main() -> None:
+        async with anyio.create_task_group() as outer:
+            async with anyio.create_task_group() as inner:
+                inner.start_soon(fail)
+            outer.start_soon(fail)
+
+    try:
+        anyio.run(main)
+    except BaseException as exc:
+        return exc
+    raise AssertionError("no exception")
+
+
+def test_exception_groups_are_unwrapped_to_the_leaf_and_its_own_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    group = _raise_in_nested_task_groups()
+    assert isinstance(group, BaseExceptionGroup)
+    caplog.set_level(logging.ERROR, logger="acpwire.rpc")
+    err = error_from_exception(group, context="agent: request session/prompt")
+    assert err.data == {"exception": "ValueError", "message": "bad value"}
+    [record] = caplog.records
+    assert record.exc_info is not None
+    _, leaf, tb = record.exc_info
+    assert isinstance(leaf, ValueError)
+    text = "".join(traceback.format_exception(ValueError, leaf, tb))
+    assert "ExceptionGroup" not in text and "anyio" not in text
+    assert text.startswith("Traceback (most recent call last):\n  File ")
+    assert 'raise ValueError("bad value")' in text and text.count("File ") == 1
+
+
+def test_a_handler_bug_is_reported_as_its_cause() -> None:
+    try:
+        try:
+            Point.model_validate({"x": 1, "y": 2})
+        except ValidationError as exc:
+            raise errors.HandlerBug("the m handler raised a ValidationError") from exc
+    except errors.HandlerBug as bug:
+        err = error_from_exception(bug)
+    assert err.data == {"exception": "ValidationError", "message": "label: Field required"}
+
+
+def test_messages_false_keeps_only_the_type() -> None:
+    err = error_from_exception(KeyError("x"), messages=False)
+    assert (err.message, err.data) == ("Internal error: KeyError", {"exception": "KeyError"})
+    assert errors.error_messages_default({"ACPWIRE_ERROR_MESSAGES": "off"}) is False
+    assert errors.error_messages_default({"ACPWIRE_ERROR_MESSAGES": "1"}) is True
+    assert errors.error_messages_default({}) is True
+
+
+def test_secrets_are_masked_in_the_answer() -> None:
+    env = {"OPENAI_API_KEY": "sk-live-0123456789", "HOME": "/home/me"}
+    text = (
+        "auth failed for sk-live-0123456789 (api_key=abc123, 'password': 'hunter2', "
+        "Authorization: Bearer eyJhbGciOiJIUzI1 ghp_abcdefghijklmnopqrstu) in /home/me, tokens=12"
+    )
+    assert errors.mask_secrets(text, env) == (
+        "auth failed for *** (api_key=***, 'password': '***', "
+        "Authorization: Bearer *** ***) in /home/me, tokens=12"
+    )
+
+
+def test_the_answer_masks_an_environment_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "t0ps3cr3t-value")
+    err = error_from_exception(RuntimeError("login with t0ps3cr3t-value refused"))
+    assert err.data == {"exception": "RuntimeError", "message": "login with *** refused"}
 
 
 def test_connection_closed_error_is_an_rpc_error() -> None:

@@ -28,7 +28,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from acp_v1 import DECODE, interfaces, methods
 from acpwire.rpc import RequestContext, internal_error, invalid_params, method_not_found
-from acpwire.rpc.errors import describe_validation_error
+from acpwire.rpc.errors import HandlerBug, describe_validation_error
 
 __all__ = [
     "ExtensionHandler",
@@ -75,11 +75,6 @@ _SDK_NAMES: Final[dict[Role, dict[str, str]]] = {
 
 class HandlerError(TypeError):
     """A handler object does not fit the role it is bound to (raised at bind time)."""
-
-
-class HandlerBug(RuntimeError):
-    """A handler failed with an error of its own making (such as a ``ValidationError``
-    from building a model): answered -32603, logged with the traceback."""
 
 
 class ExtensionHandler(Protocol):

@@ -32,6 +32,7 @@ from .errors import (
     ConnectionClosedError,
     RpcError,
     error_from_exception,
+    error_messages_default,
     request_cancelled,
 )
 from .framing import DEFAULT_MAX_LINE_BYTES, LineReader, OversizedLine
@@ -68,8 +69,15 @@ class Connection:
         decode: m.Decoder | None = None,
         benign_probes: frozenset[str] = DEFAULT_BENIGN_PROBES,
         name: str = "rpc",
+        error_messages: bool | None = None,
     ) -> None:
+        """``error_messages``: whether the answer to a handler's unexpected exception
+        carries its (masked) message besides its type (None: ``ACPWIRE_ERROR_MESSAGES``,
+        on unless ``0``)."""
         self._receive = receive
+        self._error_messages = (
+            error_messages_default() if error_messages is None else error_messages
+        )
         self._handler = handler
         self._max_line_bytes = max_line_bytes
         self._decode = decode or m.decode_message
@@ -231,7 +239,13 @@ class Connection:
                 try:
                     outcome = (await self._handler.on_request(req.method, req.params, ctx),)
                 except Exception as exc:
-                    outcome = request_failure(self._name, req.method, exc, self._benign_probes)
+                    outcome = request_failure(
+                        self._name,
+                        req.method,
+                        exc,
+                        self._benign_probes,
+                        messages=self._error_messages,
+                    )
         finally:
             scopes = self._in_flight.get(req.id, [])
             scopes.remove(scope)

@@ -19,7 +19,13 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from .errors import METHOD_NOT_FOUND, REQUEST_CANCELLED, RpcError, error_from_exception
+from .errors import (
+    METHOD_NOT_FOUND,
+    REQUEST_CANCELLED,
+    RpcError,
+    error_from_exception,
+    log_unexpected,
+)
 from .messages import RequestId
 
 logger = logging.getLogger(__name__)
@@ -60,9 +66,12 @@ class RpcHandler(Protocol):
     async def on_notification(self, method: str, params: object) -> None: ...
 
 
-def request_failure(name: str, method: str, exc: Exception, benign: frozenset[str]) -> RpcError:
-    """The error to answer for a failed request handler, logged at the fitting level."""
-    error = error_from_exception(exc, context=f"{name}: request {method}")
+def request_failure(
+    name: str, method: str, exc: Exception, benign: frozenset[str], *, messages: bool | None = None
+) -> RpcError:
+    """The error to answer for a failed request handler, logged at the fitting level;
+    ``messages``: whether an unexpected exception's message goes into the answer."""
+    error = error_from_exception(exc, context=f"{name}: request {method}", messages=messages)
     if isinstance(exc, ValidationError):
         logger.warning("%s: %s: %s", name, method, error.message)
     elif isinstance(exc, RpcError):
@@ -90,7 +99,7 @@ def report_notification_failure(
         message = error_from_exception(exc).message
         logger.warning("%s: notification %s: %s", name, method, message)
     else:
-        logger.error("%s: notification handler for %s failed", name, method, exc_info=exc)
+        log_unexpected(f"{name}: notification {method}", exc)
 
 
 def cancel_target(params: object) -> tuple[RequestId] | None:
