@@ -47,7 +47,7 @@ if TYPE_CHECKING:
         spawn_agent,
     )
     from acpwire.link.endpoint import after_answer
-    from acpwire.link.handlers import HandlerError, ext_method, ext_notification
+    from acpwire.link.handlers import CapabilityError, HandlerError, ext_method, ext_notification
     from acpwire.rpc import (
         ConnectionClosedError,
         RpcError,
@@ -88,7 +88,10 @@ _WHERE: dict[str, str] = {
         ["AgentConnection", "ClientConnection", "InvalidResult", "SpawnedAgent", "spawn_agent"],
         "acpwire.link.connections",
     ),
-    **dict.fromkeys(["HandlerError", "ext_method", "ext_notification"], "acpwire.link.handlers"),
+    **dict.fromkeys(
+        ["CapabilityError", "HandlerError", "ext_method", "ext_notification"],
+        "acpwire.link.handlers",
+    ),
     **dict.fromkeys(
         [
             "ConnectionClosedError",
@@ -116,6 +119,7 @@ __all__ = [
     "AgentSpecError",
     "BaseAgent",
     "BaseAgentFactory",
+    "CapabilityError",
     "ClientConnection",
     "CommandProposal",
     "ConnectionClosedError",

@@ -229,13 +229,47 @@ async def test_a_peers_invalid_result_names_method_and_field() -> None:
         def __init__(self, agent: object) -> None:
             pass
 
-        async def fs_read_text_file(self, params: m.ReadTextFileRequest) -> m.ReadTextFileResponse:
-            return {"content": 42}  # type: ignore[return-value]
+        @ext_method("_liar/read")
+        async def read(self, params: object) -> object:
+            return {"content": 42}  # any JSON goes out: the caller's result_type checks it
 
     async with linked(client=Liar) as (agent, _):
         with pytest.raises(InvalidResult) as caught:
+            await agent.peer.ext_request("_liar/read", {}, result_type=m.ReadTextFileResponse)
+        assert (caught.value.method, caught.value.field) == ("_liar/read", "content")
+
+
+async def test_a_handlers_wrong_result_is_a_type_error_on_its_own_side(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class Wrong(Client):
+        def __init__(self, agent: object) -> None:
+            pass
+
+        async def fs_read_text_file(self, params: m.ReadTextFileRequest) -> m.ReadTextFileResponse:
+            return {"content": 42}  # type: ignore[return-value]
+
+        async def fs_write_text_file(
+            self, params: m.WriteTextFileRequest
+        ) -> m.WriteTextFileResponse:
+            return "written"  # type: ignore[return-value]
+
+    async with linked(client=Wrong) as (agent, _):
+        with caplog.at_level(logging.ERROR), pytest.raises(RpcError) as read:
             await agent.peer.fs_read_text_file(m.ReadTextFileRequest(session_id="s", path="/x"))
-        assert (caught.value.method, caught.value.field) == ("fs/read_text_file", "content")
+        with pytest.raises(RpcError) as written:
+            request = m.WriteTextFileRequest(session_id="s", path="/x", content="")
+            await agent.peer.fs_write_text_file(request)
+    assert read.value.data == {
+        "exception": "TypeError",
+        "message": "fs/read_text_file: Wrong.fs_read_text_file returned a dict that is not a "
+        "ReadTextFileResponse: content: Input should be a valid string",
+    }
+    assert written.value.message == (
+        "Internal error: TypeError: fs/write_text_file: Wrong.fs_write_text_file returned str, "
+        "expected a WriteTextFileResponse (acp_v1.models.WriteTextFileResponse)"
+    )
+    assert "client: request fs/write_text_file failed: TypeError" in caplog.text
 
 
 async def test_unknown_values_reach_the_handler_and_the_natural_dispatch() -> None:

@@ -13,7 +13,8 @@
   number test the backend's early ``initialize`` answer shares);
 - private: ``_child`` (an agent child process's stderr and its end).
 
-May import: the stdlib, pydantic, anyio, ``acp_v1`` and :mod:`acpwire.rpc`. The names
+May import: the stdlib, pydantic, anyio, ``acp_v1``, :mod:`acpwire.rpc` and (the
+endpoint, for what a client's ``initialize`` advertises) :mod:`acpwire.probe`. The names
 below are importable from here and load on first use, so a module of this package (the
 decoder the early ``initialize`` answer uses) loads without the rest of it.
 """
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
         spawn_agent,
     )
     from .endpoint import after_answer
-    from .handlers import HandlerError, ext_method, ext_notification
+    from .handlers import CapabilityError, HandlerError, ext_method, ext_notification
 
 _WHERE: dict[str, str] = {
     **dict.fromkeys(
@@ -49,7 +50,10 @@ _WHERE: dict[str, str] = {
         ],
         "acpwire.link.connections",
     ),
-    **dict.fromkeys(["HandlerError", "ext_method", "ext_notification"], "acpwire.link.handlers"),
+    **dict.fromkeys(
+        ["CapabilityError", "HandlerError", "ext_method", "ext_notification"],
+        "acpwire.link.handlers",
+    ),
     "after_answer": "acpwire.link.endpoint",
     "text_chunk": "acpwire.link.builders",
 }
@@ -57,6 +61,7 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "AGENT_STDERR",
     "AgentConnection",
+    "CapabilityError",
     "ClientConnection",
     "HandlerError",
     "InvalidResult",

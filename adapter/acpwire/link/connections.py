@@ -61,6 +61,7 @@ class _Link(Generic[H, P]):
         unstable: bool = False,
         extensions: ExtensionHandler | None = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        error_messages: bool | None = None,
     ) -> None:
         self.endpoint = AcpEndpoint(self.role, unstable=unstable, extensions=extensions)
         self.connection = Connection(
@@ -70,7 +71,10 @@ class _Link(Generic[H, P]):
             max_line_bytes=max_line_bytes,
             decode=self.endpoint.decode,
             name=self.role,
+            error_messages=error_messages,
         )
+        if self.role == "agent":  # no call the client's initialize did not advertise
+            self.connection.before_request = self.endpoint.check_outgoing
         self.peer: P = self.peer_type(self.connection)
         self.handler: H = make_handler(self.peer)
         self.endpoint.bind(self.handler)
@@ -120,6 +124,7 @@ async def spawn_agent(
     extensions: ExtensionHandler | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     grace_s: float = 2.0,
+    error_messages: bool | None = None,
 ) -> AsyncIterator[SpawnedAgent[C]]:
     """Run the agent ``command`` (argv) and serve a client connection to it in the block.
 
@@ -130,7 +135,9 @@ async def spawn_agent(
     the block ends, normally or by an error, the child's stdin is closed, then it gets
     ``grace_s`` to exit, is terminated, and after another ``grace_s`` killed; it is always
     reaped. An agent that exits early fails the pending requests with
-    :class:`~acpwire.rpc.ConnectionClosedError`. An error raised in the block comes out
+    :class:`~acpwire.rpc.ConnectionClosedError`. ``error_messages``: whether an error
+    answer for an exception of the handler carries its message (None:
+    ``ACPWIRE_ERROR_MESSAGES``). An error raised in the block comes out
     as itself, not wrapped in an exception group.
     """
     if isinstance(command, str):
@@ -156,6 +163,7 @@ async def spawn_agent(
             unstable=unstable,
             extensions=extensions,
             max_line_bytes=max_line_bytes,
+            error_messages=error_messages,
         )
     except BaseException:  # a handler that does not fit: the child must not outlive it
         with anyio.CancelScope(shield=True):

@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import anyio
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -40,26 +40,31 @@ from acp_v1 import DECODE, dispatch, interfaces, methods
 from acp_v1.methods import MethodSpec
 from acpwire.rpc import (
     RequestContext,
-    internal_error,
     invalid_params,
     method_not_found,
 )
 from acpwire.rpc.errors import describe_validation_error
 
+if TYPE_CHECKING:
+    from acpwire.probe.signals import ClientSignals
+
 from .decoding import NO_FAST, FastDecoder, FastNotification, model_class
 from .handlers import (
+    CapabilityError,
     ExtensionCalls,
     ExtensionHandler,
     ExtensionRoute,
     HandlerBug,
     RetiredMethods,
     check_handler,
+    check_result,
     extension_routes,
     short_error,
 )
 
 __all__ = [
     "AcpEndpoint",
+    "CapabilityError",
     "ExtensionHandler",
     "HandlerBug",
     "RetiredMethods",
@@ -87,6 +92,17 @@ def after_answer(callback: Callable[[], Awaitable[None]]) -> bool:
     return True
 
 
+_CAPABILITY_OF: Final = {
+    "fs/read_text_file": "fs.readTextFile",
+    "fs/write_text_file": "fs.writeTextFile",
+    **{
+        f"terminal/{name}": "terminal"
+        for name in ("create", "output", "release", "wait_for_exit", "kill")
+    },
+    "elicitation/create": "elicitation.form or elicitation.url",
+    "elicitation/complete": "elicitation.url",
+}
+"""The client capability each gated client method needs (``probe.gates`` decides)."""
 _PROTOCOL_STUBS: Final = {"agent": interfaces.Agent, "client": interfaces.Client}
 
 
@@ -118,6 +134,7 @@ class AcpEndpoint(FastDecoder, ExtensionCalls):
         if handler is not None:
             self.bind(handler)
         self._upgrade: Callable[[], Awaitable[object]] | None = None
+        self._client: ClientSignals | None = None
         self._upgrade_lock: anyio.Lock | None = None
         # Envelope modules are imported on first lookup, so only the methods a connection
         # actually receives cost their models' import.
@@ -151,6 +168,31 @@ class AcpEndpoint(FastDecoder, ExtensionCalls):
             if self._upgrade is not None:
                 self.bind(await self._upgrade())
                 self._upgrade = None
+
+    # -- what the peer advertised ------------------------------------------------------
+
+    def _client_capabilities(self, params: object) -> None:
+        """Remember what the client's ``initialize`` advertises (an agent's endpoint)."""
+        if isinstance(params, BaseModel):
+            from acpwire.probe.signals import read_initialize  # an agent's endpoint only
+
+            self._client = read_initialize(params)[1]
+
+    def check_outgoing(self, method: str, params: object) -> None:
+        """Before an agent's request to the client: raise :class:`CapabilityError` for an
+        ``fs/*``, ``terminal/*`` or ``elicitation/*`` method the client's ``initialize``
+        did not advertise (nothing is checked before that ``initialize`` was seen)."""
+        signals = self._client
+        needed = _CAPABILITY_OF.get(method)
+        if signals is None or needed is None:
+            return
+        from acpwire.probe.gates import method_allowed  # loaded with the signals already
+
+        if not method_allowed(method, signals):
+            raise CapabilityError(
+                f"{method}: the client did not advertise {needed} in initialize "
+                f"(clientCapabilities): check the capability before calling"
+            )
 
     # -- routing ---------------------------------------------------------------------
 
@@ -203,12 +245,11 @@ class AcpEndpoint(FastDecoder, ExtensionCalls):
             typed = self._initialize_params(spec, params)
         except ValidationError as exc:
             raise invalid_params(describe_validation_error(exc)) from None
+        if method == methods.INITIALIZE and self.role == "agent":
+            self._client_capabilities(typed)
         result = await self._in_request(ctx, method, handler, typed)
-        if result is None:
-            # A request always has a result type; None would reach the peer as `null`.
-            logger.error("%s handler %s returned None", self.role, spec.handler)
-            raise internal_error(f"{method}: the handler returned no result")
-        return result
+        # None would reach the peer as `null`, a coroutine as an encoding error.
+        return check_result(method, handler, spec.result, result, typed)
 
     async def _in_request(
         self, ctx: RequestContext, method: str, call: Callable[[Any], Awaitable[Any]], params: Any

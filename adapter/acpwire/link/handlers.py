@@ -27,16 +27,18 @@ from typing import Any, Final, Literal, Protocol, TypeVar, get_type_hints, runti
 from pydantic import TypeAdapter, ValidationError
 
 from acp_v1 import DECODE, interfaces, methods
-from acpwire.rpc import RequestContext, internal_error, invalid_params, method_not_found
-from acpwire.rpc.errors import HandlerBug, describe_validation_error
+from acpwire.rpc import RequestContext, invalid_params, method_not_found
+from acpwire.rpc.errors import HandlerBug, describe_validation_error, mistake
 
 __all__ = [
+    "CapabilityError",
     "ExtensionHandler",
     "ExtensionRoute",
     "HandlerBug",
     "HandlerError",
     "RetiredMethods",
     "check_handler",
+    "check_result",
     "ext_method",
     "ext_notification",
     "extension_routes",
@@ -77,6 +79,12 @@ class HandlerError(TypeError):
     """A handler object does not fit the role it is bound to (raised at bind time)."""
 
 
+class CapabilityError(RuntimeError):
+    """A call to a method the peer did not advertise in ``initialize`` (an agent calling
+    ``fs/read_text_file`` on a client without ``fs.readTextFile``): raised by the call,
+    before anything is sent."""
+
+
 class ExtensionHandler(Protocol):
     """Receives the ``_``-prefixed methods and notifications (by wire name, underscore
     included) that the handler object has no decorated method for."""
@@ -98,6 +106,13 @@ def _mark(method: str, kind: Literal["request", "notification"]) -> Callable[[F]
         raise ValueError(f"extension method names start with '_': {method!r}")
 
     def decorate(func: F) -> F:
+        if not inspect.iscoroutinefunction(inspect.unwrap(func)):
+            name = getattr(func, "__name__", "handler")
+            decorator = "ext_method" if kind == "request" else "ext_notification"
+            raise TypeError(
+                f"@{decorator}({method!r}) on {getattr(func, '__qualname__', name)}, which "
+                f"is not async: write async def {name}"
+            )
         setattr(func, _MARK, (method, kind))
         return func
 
@@ -180,9 +195,7 @@ class ExtensionCalls:
         except ValidationError as exc:
             raise invalid_params(describe_validation_error(exc)) from None
         result = await self._in_request(ctx, method, route.call, typed)
-        if result is None:
-            raise internal_error(f"{method}: the handler returned no result")
-        return result
+        return check_result(method, route.call, None, result, typed)
 
     async def _ext_notification(self, method: str, params: object) -> None:
         route = self._ext_routes.get(method)
@@ -244,21 +257,95 @@ def check_handler(role: Role, handler: object) -> None:
             f"it cannot be bound as the {role}"
         )
     own, theirs = _names(role), _names(other) - _names(role)
+    sdk = _SDK_NAMES[role]
     problems = []
+    for name, func in inspect.getmembers(cls, inspect.isfunction):
+        if name in own and not inspect.iscoroutinefunction(func):
+            problems.append(f"{name} is not async: write async def {name}")
     for name, func in inspect.getmembers(cls, inspect.iscoroutinefunction):
         if name.startswith("_") or name in own or name in _HOOKS or hasattr(func, _MARK):
             continue
-        if name in _SDK_NAMES[role]:
-            meant = _SDK_NAMES[role][name]
-            problems.append(f"{name} is the official SDK's name; acpwire calls {meant}")
+        if name in sdk:
+            problems.append(f"{name} is the official SDK's name; acpwire calls {sdk[name]}")
         elif name in theirs:
             problems.append(f"{name} is a method of the {other}, not of the {role}")
         else:
             import difflib  # only for a handler with unknown async methods
 
-            close = difflib.get_close_matches(name, sorted(own), n=1, cutoff=0.85)
+            close = difflib.get_close_matches(name, sorted(own | set(sdk)), n=1, cutoff=0.85)
             if close:
-                problems.append(f"{name} is no ACP {role} method; did you mean {close[0]}?")
+                meant = sdk.get(close[0], close[0])
+                problems.append(f"{name} is no ACP {role} method; did you mean {meant}?")
     if problems:
         raise HandlerError(f"{cls.__name__} bound as the {role}: " + "; ".join(problems))
     _CHECKED.add((role, cls))
+
+
+def check_result(
+    method: str, call: Callable[..., Any], expected: Any, result: object, params: object
+) -> object:
+    """``result``, what the handler method ``call`` returned for the request ``method``,
+    if it is one: a :class:`TypeError` naming what came and what is expected for None, a
+    coroutine (a forgotten ``await``) or another type than ``expected`` (the result model;
+    None: any JSON data, an extension's), a :class:`ValueError` for a permission answer
+    choosing an option that was not offered."""
+    label = _label(call)
+    want = f"a {expected.__name__}" if isinstance(expected, type) else "a result"
+    if inspect.isawaitable(result):
+        what = "an awaitable"
+        if inspect.iscoroutine(result):
+            what = f"the coroutine {result.__qualname__}()"
+            result.close()  # never awaited, and no warning about it: the error says so
+        raise mistake(
+            TypeError(f"{method}: {label} returned {what} instead of {want}: did you forget await?")
+        )
+    if result is None:
+        hint = f": return m.{expected.__name__}(...)" if isinstance(expected, type) else ""
+        raise mistake(
+            TypeError(
+                f"{method}: {label} returned None, expected {want} (a request always has one){hint}"
+            )
+        )
+    if isinstance(expected, type) and not isinstance(result, expected):
+        if not isinstance(result, dict):
+            raise mistake(
+                TypeError(
+                    f"{method}: {label} returned {type(result).__name__}, expected {want} "
+                    f"(acp_v1.models.{expected.__name__})"
+                )
+            )
+        try:  # JSON data is fine when it is what the model says
+            TypeAdapter(expected).validate_python(result, context=DECODE)
+        except ValidationError as exc:
+            raise mistake(
+                TypeError(
+                    f"{method}: {label} returned a dict that is not {want}: {short_error(exc)}"
+                )
+            ) from None
+    if method == methods.SESSION_REQUEST_PERMISSION:
+        _check_option(label, result, params)
+    return result
+
+
+def _label(call: Callable[..., Any]) -> str:
+    owner = getattr(call, "__self__", None)
+    name = getattr(call, "__name__", repr(call))
+    return f"{type(owner).__name__}.{name}" if owner is not None else name
+
+
+def _check_option(label: str, result: object, params: object) -> None:
+    """A selected option must be one of those offered."""
+    if isinstance(result, dict):
+        outcome = result.get("outcome")
+        chosen = outcome.get("optionId") if isinstance(outcome, dict) else None
+    else:
+        chosen = getattr(getattr(result, "outcome", None), "option_id", None)
+    offered = [getattr(option, "option_id", None) for option in getattr(params, "options", [])]
+    if isinstance(chosen, str) and offered and chosen not in offered:
+        raise mistake(
+            ValueError(
+                f"session/request_permission: {label} chose option_id {chosen!r}, which was not "
+                f"offered ({', '.join(str(o) for o in offered)}): answer with the option_id of "
+                "one of params.options"
+            )
+        )

@@ -89,6 +89,10 @@ class Connection:
         self._worker_task: int | None = None
         self._task_group: TaskGroup | None = None
         self._started = False
+        self.before_request: Callable[[str, object], None] | None = None
+        """Called with each outgoing request's method and params before it is sent; what
+        it raises, :meth:`request` raises (a typed layer refuses calls the peer did not
+        advertise)."""
         self.on_input_end: Callable[[], Awaitable[None]] | None = None
         """Awaited at end of input, once the messages already received are handled and
         our pending requests have failed, before running handlers are cancelled: the
@@ -107,6 +111,8 @@ class Connection:
         """
         if self._out.ended:
             raise ConnectionClosedError()
+        if self.before_request is not None:
+            self.before_request(method, params)
         if self._worker_task is not None and anyio.get_current_task().id == self._worker_task:
             raise RuntimeError(
                 f"{method}: a notification handler cannot await a response, which is ordered "

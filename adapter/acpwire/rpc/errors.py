@@ -24,7 +24,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Final
+from typing import Final, TypeVar
 
 from pydantic import ValidationError
 
@@ -40,6 +40,8 @@ INTERNAL_ERROR: Final = -32603
 REQUEST_CANCELLED: Final = -32800
 AUTH_REQUIRED: Final = -32000
 RESOURCE_NOT_FOUND: Final = -32002
+
+E = TypeVar("E", bound=BaseException)
 
 _MAX_REPORTED_ERRORS: Final = 3
 _MAX_PART_CHARS: Final = 160
@@ -99,6 +101,18 @@ class ConnectionClosedError(RpcError):
 
     def __init__(self, detail: str = "Connection closed") -> None:
         super().__init__(INTERNAL_ERROR, detail)
+
+
+MISTAKE_MARK: Final = "__acpwire_mistake__"
+"""Set (true) on an exception that states a mistake of the user's code in full (a wrong
+return value, found by acpwire's checks): logged as its one line, without the runtime's
+traceback that found it."""
+
+
+def mistake(exc: E) -> E:
+    """``exc`` marked with :data:`MISTAKE_MARK` (to raise it)."""
+    setattr(exc, MISTAKE_MARK, True)
+    return exc
 
 
 class HandlerBug(RuntimeError):
@@ -218,16 +232,18 @@ def internal_error_for(exc: BaseException, *, messages: bool | None = None) -> R
 def log_unexpected(context: str, exc: BaseException) -> BaseException:
     """Log ``exc`` once at ERROR as the code that raised it sees it: the leaf of any
     exception group, its traceback from the first frame outside the runtime (anyio and
-    acpwire's own frames above it cut off). Returns the leaf."""
+    acpwire's own frames above it cut off; none for a :func:`mistake`). Returns the
+    leaf."""
     leaf = leaf_exception(exc)
     summary = describe_exception(leaf)
     name = type(leaf).__name__
+    told = getattr(leaf, MISTAKE_MARK, False)
     logger.error(
         "%s failed: %s%s",
         context,
         name,
         f": {summary}" if summary else "",
-        exc_info=(type(leaf), leaf, _from_user_code(leaf.__traceback__)),
+        exc_info=None if told else (type(leaf), leaf, _from_user_code(leaf.__traceback__)),
     )
     return leaf
 
