@@ -10,11 +10,14 @@ import textwrap
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from acpwire.agent.base import BaseAgent
 from acpwire.agent.embedded.factory import DefaultAgentFactory
 from acpwire.agent.factory import BaseAgentFactory, FunctionFactory, SessionContext
+from acpwire.agent.seam import Message, TurnResult
 from acpwire.config import Settings
 from acpwire.server.process.choice import (
     BUILTIN_AGENTS,
@@ -187,12 +190,19 @@ def test_check_names_the_agent_a_spec_serves(tmp_path: Path) -> None:
 def test_session_context_is_what_a_function_factory_receives() -> None:
     seen: list[SessionContext] = []
 
-    def build(context: SessionContext) -> object:
+    def build(context: SessionContext) -> BaseAgent:
         seen.append(context)
-        return object()
+        return Plain(context)
 
-    FunctionFactory(build).create("s", "/w", "pick", None)  # type: ignore[arg-type]
+    FunctionFactory(build).create("s", "/w", "pick", None)
     assert seen == [SessionContext(session_id="s", cwd="/w", model="pick", internal_id="s")]
+
+
+class Plain(BaseAgent):
+    def run_turn(
+        self, content: str | list[dict[str, Any]], history: list[Message], *, cwd: str, hooks: Any
+    ) -> TurnResult:
+        return self.reply(content, history, "ok")
 
 
 def test_hermes_is_a_registration_built_without_importing_hermes(tmp_path: Path) -> None:
@@ -211,7 +221,7 @@ def test_choosing_a_built_in_agent_reads_no_package_metadata(tmp_path: Path) -> 
         "from acpwire.server.process.choice import choose_factory\n"
         "import acpwire.server.stdio, acpwire.cli, acpwire.cli.serve\n"
         "choose_factory(Settings(home=sys.argv[1]), env={})\n"
-        "choose_factory(Settings(home=sys.argv[1]), 'acpwire.agent.base:BaseAgent')\n"
+        "choose_factory(Settings(home=sys.argv[1]), 'acpwire.agent.embedded.factory:DefaultAgentFactory')\n"
         "print('importlib.metadata' in sys.modules)\n"
     )
     done = subprocess.run(

@@ -344,6 +344,9 @@ from acpwire import BaseAgentFactory
 class Factory(BaseAgentFactory):
     def provider_hint(self):
         raise RuntimeError("the provider cannot be read")
+
+    def create_agent(self, context):
+        raise AssertionError("no session is made")
 """
 
 

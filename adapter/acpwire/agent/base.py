@@ -10,11 +10,12 @@ builds the usual :class:`~acpwire.agent.seam.TurnResult`.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from acpwire.agent.factory import SessionContext
+from acpwire.agent.factory import UNWRITTEN, SessionContext
 from acpwire.agent.seam import Message, StopKind, TurnHooks, TurnResult
 
 __all__ = ["BaseAgent"]
@@ -67,6 +68,11 @@ class BaseAgent:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         own = cls.__dict__.get("run_turn")
+        if own is not None and inspect.iscoroutinefunction(own):
+            raise TypeError(
+                f"{cls.__qualname__}.run_turn is async: BaseAgent.run_turn is synchronous (it "
+                "runs in a worker thread): write def run_turn and call blocking code"
+            )
         if own is not None and not getattr(own, "__acpwire_tracked__", False):
             cls.run_turn = _tracked(own)  # type: ignore[method-assign]
 
@@ -78,6 +84,8 @@ class BaseAgent:
         """Run one prompt to completion (blocking). Return :meth:`reply` of the answer;
         report a failure as ``stop="error"`` rather than raising."""
         raise NotImplementedError(f"{type(self).__name__} must implement run_turn")
+
+    setattr(run_turn, UNWRITTEN, True)  # agent_problem() tells a subclass without one
 
     @property
     def interrupted(self) -> bool:

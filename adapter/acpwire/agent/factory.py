@@ -25,7 +25,91 @@ if TYPE_CHECKING:
     from acpwire.agent.seam import SyncAgent
     from acpwire.config import Settings
 
-__all__ = ["AgentFactory", "BaseAgentFactory", "FunctionFactory", "SessionContext"]
+__all__ = [
+    "AGENT_MEMBERS",
+    "AgentFactory",
+    "BaseAgentFactory",
+    "FunctionFactory",
+    "SessionContext",
+    "agent_problem",
+    "check_agent",
+]
+
+AGENT_MEMBERS: tuple[str, ...] = (
+    "run_turn",
+    "interrupt",
+    "internal_session_id",
+    "model",
+    "steer",
+    "compress",
+    "context_usage",
+    "compression_threshold",
+    "reset",
+    "tool_descriptions",
+    "set_model",
+    "set_reasoning_effort",
+    "close",
+)
+"""What the backend uses of an agent (:class:`~acpwire.agent.seam.SyncAgent`); a
+:class:`~acpwire.agent.base.BaseAgent` has all but ``run_turn`` already."""
+
+
+UNWRITTEN = "__acpwire_unwritten__"
+"""Set on :meth:`BaseAgent.run_turn <acpwire.agent.base.BaseAgent.run_turn>`, the one a
+subclass must replace."""
+
+
+def _defines(cls: type, name: str) -> bool:
+    return any(name in vars(klass) for klass in cls.__mro__ if klass is not object)
+
+
+def agent_problem(cls: type, *, written: bool = True) -> str | None:
+    """What keeps instances of ``cls`` from being an agent, as a phrase ("it lacks ..."),
+    or None: the members it lacks (a near miss named: ``run_trun``, did you mean
+    ``run_turn``?), an ``async`` ``run_turn``, or (``written``) a
+    :class:`~acpwire.agent.base.BaseAgent` subclass without a ``run_turn`` of its own."""
+    import inspect
+
+    missing = [name for name in AGENT_MEMBERS if not _defines(cls, name)]
+    run_turn = getattr(cls, "run_turn", None)
+    # BaseAgent's own run_turn is marked: a subclass that never wrote one still has it.
+    unwritten = written and getattr(run_turn, UNWRITTEN, False)
+    if not missing and not unwritten:
+        if run_turn is not None and inspect.iscoroutinefunction(inspect.unwrap(run_turn)):
+            return "its run_turn is async: write def run_turn (it runs in a worker thread)"
+        return None
+    import difflib
+
+    if "run_turn" in missing or unwritten:
+        own = {name for klass in cls.__mro__ if klass is not object for name in vars(klass)}
+        close = difflib.get_close_matches("run_turn", sorted(own - set(AGENT_MEMBERS)), 1, 0.6)
+        if close:
+            return f"it defines {close[0]}, not run_turn: did you mean run_turn?"
+    if unwritten:
+        return "it does not define run_turn (the one method a BaseAgent subclass must write)"
+    more = f" and {len(missing) - 1} more members of acpwire.SyncAgent" if len(missing) > 1 else ""
+    return f"it lacks {missing[0]}{more} (subclass acpwire.BaseAgent and write run_turn)"
+
+
+def check_agent(agent: object, made_by: str) -> None:
+    """Raise :class:`TypeError` when ``agent``, what ``made_by`` returned, is no agent."""
+    if agent is None:
+        problem = f"{made_by} returned None, expected an agent: return YourAgent(context)"
+    elif isinstance(agent, type):
+        problem = (
+            f"{made_by} returned the class {agent.__name__}, expected an agent: "
+            f"return {agent.__name__}(context)"
+        )
+    else:
+        reason = agent_problem(type(agent))
+        if reason is None:
+            return
+        problem = f"{made_by} returned {type(agent).__name__}, not an agent: {reason}"
+    error = TypeError(problem)
+    # acpwire.rpc.errors.MISTAKE_MARK (this package imports no protocol layer): the
+    # message says it all, the backend's traceback that found it would not help.
+    vars(error)["__acpwire_mistake__"] = True
+    raise error
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +216,8 @@ class BaseAgentFactory:
         """The agent of one session (called in a worker thread; may block)."""
         raise NotImplementedError(f"{type(self).__name__} must implement create_agent")
 
+    setattr(create_agent, UNWRITTEN, True)  # acpwire --agent refuses a factory without one
+
     def configured(self) -> bool:
         return True
 
@@ -159,7 +245,12 @@ class BaseAgentFactory:
     ) -> SyncAgent:
         chosen = model or (self.models[0] if self.models else None)
         context = SessionContext(session_id, cwd, chosen, internal_id or session_id)
-        return self.create_agent(context)
+        agent = self.create_agent(context)
+        check_agent(agent, self._made_by())
+        return agent
+
+    def _made_by(self) -> str:
+        return f"{type(self).__name__}.create_agent"
 
 
 class FunctionFactory(BaseAgentFactory):
@@ -173,3 +264,6 @@ class FunctionFactory(BaseAgentFactory):
 
     def create_agent(self, context: SessionContext) -> SyncAgent:
         return self._build(context)
+
+    def _made_by(self) -> str:
+        return f"the agent factory {self.name}"

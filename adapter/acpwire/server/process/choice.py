@@ -23,7 +23,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from acpwire.agent.factory import AgentFactory, FunctionFactory
+from acpwire.agent.factory import UNWRITTEN, AgentFactory, FunctionFactory, agent_problem
 from acpwire.hermes.modules import available as hermes_available
 
 if TYPE_CHECKING:
@@ -128,9 +128,77 @@ def _has_member(target: object, name: str) -> bool:
     return name in own or any(name in vars(cls) for cls in type(target).__mro__)
 
 
+def _check_factory_class(cls: type, label: str) -> None:
+    """A :class:`~acpwire.agent.factory.BaseAgentFactory` subclass must write
+    ``create_agent``; what its annotation says it returns must be an agent."""
+    create_agent = getattr(cls, "create_agent", None)
+    if create_agent is None:
+        return
+    if getattr(create_agent, UNWRITTEN, False):
+        import difflib
+
+        own = sorted({name for klass in cls.__mro__ for name in vars(klass)} - {"create_agent"})
+        close = difflib.get_close_matches("create_agent", own, n=1, cutoff=0.6)
+        hint = f"; did you mean create_agent (it defines {close[0]})?" if close else ""
+        raise AgentSpecError(
+            f"agent {label!r}: {cls.__name__} does not define create_agent(self, context){hint}"
+        )
+    _check_returns(create_agent, f"{cls.__name__}.create_agent", label)
+
+
+def _check_returns(function: object, name: str, label: str) -> None:
+    """The class ``function`` is annotated to return, if any, must be an agent."""
+    import typing
+
+    try:
+        returned = typing.get_type_hints(function).get("return")
+    except Exception:  # an annotation that cannot be evaluated here: not checked
+        return
+    if isinstance(returned, type):
+        problem = agent_problem(returned, written=False)
+        if problem is not None:
+            raise AgentSpecError(
+                f"agent {label!r}: {name} returns {returned.__name__}, not an agent: {problem}"
+            )
+
+
+def _check_agent_maker(target: object, label: str) -> None:
+    """What can be told of a function or agent class without calling it: it takes the
+    :class:`~acpwire.agent.factory.SessionContext`, is no coroutine function, and builds
+    (a class) or is annotated to return an agent."""
+    import inspect
+
+    name = getattr(target, "__qualname__", None) or type(target).__name__
+    if isinstance(target, type):
+        problem = agent_problem(target)
+        if problem is not None:
+            raise AgentSpecError(f"agent {label!r}: {name} is not an agent: {problem}")
+    elif inspect.iscoroutinefunction(target):
+        raise AgentSpecError(
+            f"agent {label!r}: {name} is async: a factory is a plain function of the "
+            f"SessionContext (def {name}(context)), called in a worker thread"
+        )
+    try:
+        signature = inspect.signature(cast(Any, target))
+    except (TypeError, ValueError):  # a builtin without one: not checked
+        return
+    try:
+        signature.bind(None)
+    except TypeError:
+        raise AgentSpecError(
+            f"agent {label!r}: {name}{signature} cannot be called with the SessionContext "
+            f"alone: write {name}(context)"
+        ) from None
+    if not isinstance(target, type):
+        _check_returns(target, name, label)
+
+
 def as_factory(target: object, settings: Settings | None = None, label: str = "") -> AgentFactory:
-    """The factory a spec's object stands for (see the module docstring)."""
+    """The factory a spec's object stands for (see the module docstring); what can be
+    checked without building an agent is (the shapes above)."""
     label = label or repr(target)
+    if isinstance(target, type) and callable(getattr(target, "create", None)):
+        _check_factory_class(target, label)
     try:
         if isinstance(target, type) and callable(getattr(target, "create", None)):
             maker = getattr(target, "from_settings", None)
@@ -148,6 +216,7 @@ def as_factory(target: object, settings: Settings | None = None, label: str = ""
             )
         return cast(AgentFactory, target)
     if callable(target):
+        _check_agent_maker(target, label)
         name = getattr(target, "__qualname__", None) or label
         return FunctionFactory(cast(Any, target), name=name)
     raise AgentSpecError(f"agent {label!r}: {type(target).__name__} is not callable")

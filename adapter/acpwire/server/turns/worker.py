@@ -11,6 +11,7 @@ known never to run (and the session never waits for it).
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import threading
 
@@ -18,6 +19,7 @@ import anyio
 from anyio import CapacityLimiter
 
 from acpwire.agent.seam import SyncAgent, TurnResult
+from acpwire.rpc.errors import mistake
 from acpwire.server.sessions.state import QueuedPrompt, SessionState
 from acpwire.server.turns.bridge import TurnBridge
 
@@ -75,7 +77,8 @@ async def run_agent_turn(
         if not gate.begin():
             return None  # the turn was given up before this thread got to it
         try:
-            return agent.run_turn(prompt.content, history, cwd=state.cwd, hooks=bridge)
+            result = agent.run_turn(prompt.content, history, cwd=state.cwd, hooks=bridge)
+            return checked_result(agent, result)
         finally:
             loop_set(done)
 
@@ -103,6 +106,30 @@ async def run_agent_turn(
                     tg.cancel_scope.cancel()
                     return None
     return box[0] if box else None
+
+
+def checked_result(agent: SyncAgent, result: object) -> TurnResult:
+    """``result`` of ``agent.run_turn`` if it is a :class:`TurnResult`; else a
+    :class:`TypeError` naming what came (answered to the prompt, and logged)."""
+    if isinstance(result, TurnResult):
+        return result
+    where = f"{type(agent).__name__}.run_turn"
+    fix = "return self.reply(content, history, text)" if hasattr(agent, "reply") else ""
+    fix = fix or "return a TurnResult(messages, final_text)"
+    if result is None:
+        raise mistake(TypeError(f"{where} returned None, expected a TurnResult: {fix}"))
+    if inspect.iscoroutine(result):
+        result.close()
+        raise mistake(
+            TypeError(
+                f"{where} returned the coroutine {result.__qualname__}(), expected a "
+                "TurnResult: run_turn is synchronous (it runs in a worker thread): write def "
+                "run_turn, not async def"
+            )
+        )
+    raise mistake(
+        TypeError(f"{where} returned {type(result).__name__}, expected a TurnResult: {fix}")
+    )
 
 
 def loop_set(event: anyio.Event) -> None:
