@@ -21,7 +21,7 @@ from acp_v1.interfaces import Agent, Client
 from acp_v1.peers import ClientPeer
 from acpwire.link import AgentConnection, ClientConnection, InvalidResult
 from acpwire.link.endpoint import AcpEndpoint
-from acpwire.link.handlers import HandlerError, ext_method, ext_notification
+from acpwire.link.handlers import CapabilityError, HandlerError, ext_method, ext_notification
 from acpwire.rpc import RpcError, memory_pair
 from tests.fixtures.typed_client import StatusReply, Viewer, describe, stop_text
 
@@ -91,6 +91,89 @@ def test_sdk_names_and_the_other_roles_methods_are_refused() -> None:
     assert "session_update is a method of the client, not of the agent" in text
 
 
+def test_a_misspelt_sdk_name_is_suggested_as_acpwires_name() -> None:
+    class Promt(Agent):
+        async def promt(self, params: m.PromptRequest) -> m.PromptResponse:
+            return m.PromptResponse(stop_reason="end_turn")
+
+    with pytest.raises(HandlerError) as caught:
+        AcpEndpoint("agent", Promt())
+    assert str(caught.value) == (
+        "Promt bound as the agent: promt is no ACP agent method; did you mean session_prompt?"
+    )
+
+
+def test_a_protocol_method_without_async_is_refused_when_bound() -> None:
+    class Blocking(Agent):
+        def session_new(  # type: ignore[override]
+            self, params: m.NewSessionRequest
+        ) -> m.NewSessionResponse:
+            return m.NewSessionResponse(session_id="s")
+
+    with pytest.raises(HandlerError) as caught:
+        AcpEndpoint("agent", Blocking())
+    assert str(caught.value) == (
+        "Blocking bound as the agent: session_new is not async: write async def session_new"
+    )
+
+
+def test_an_extension_decorator_on_a_sync_function_fails_at_once() -> None:
+    with pytest.raises(TypeError) as caught:
+
+        class Counter(Agent):
+            @ext_method("_echo/count")  # type: ignore[type-var]
+            def count(self, params: object) -> dict[str, int]:
+                return {}
+
+    assert str(caught.value) == (
+        "@ext_method('_echo/count') on test_an_extension_decorator_on_a_sync_function_fails_at"
+        "_once.<locals>.Counter.count, which is not async: write async def count"
+    )
+
+
+class Greeting(Agentish):
+    async def initialize(self, params: m.InitializeRequest) -> m.InitializeResponse:
+        return m.InitializeResponse(protocol_version=1)
+
+
+async def test_a_call_is_checked_against_what_the_client_advertised() -> None:
+    async with linked(agent=Greeting) as (agent, client):
+        read = m.ReadTextFileRequest(session_id="s", path="/x")
+        with pytest.raises(RpcError) as unchecked:  # no initialize seen: sent, and refused
+            await agent.peer.fs_read_text_file(read)
+        assert unchecked.value.code == -32601
+        caps = m.ClientCapabilities(fs=m.FileSystemCapabilities(read_text_file=True))
+        await client.peer.initialize(
+            m.InitializeRequest(protocol_version=1, client_capabilities=caps)
+        )
+        with pytest.raises(RpcError) as sent:  # advertised: sent (Viewer lacks it: -32601)
+            await agent.peer.fs_read_text_file(read)
+        assert sent.value.code == -32601
+        with pytest.raises(CapabilityError) as refused:
+            await agent.peer.fs_write_text_file(
+                m.WriteTextFileRequest(session_id="s", path="/x", content="")
+            )
+        assert str(refused.value) == (
+            "fs/write_text_file: the client did not advertise fs.writeTextFile in initialize "
+            "(clientCapabilities): check the capability before calling"
+        )
+        with pytest.raises(CapabilityError, match="did not advertise terminal in initialize"):
+            await agent.peer.terminal_create(m.CreateTerminalRequest(session_id="s", command="ls"))
+
+
+async def test_a_dict_result_that_validates_is_fine() -> None:
+    class Plain(Client):
+        def __init__(self, agent: object) -> None:
+            pass
+
+        async def fs_read_text_file(self, params: m.ReadTextFileRequest) -> m.ReadTextFileResponse:
+            return {"content": "text"}  # type: ignore[return-value]
+
+    async with linked(client=Plain) as (agent, _):
+        read = await agent.peer.fs_read_text_file(m.ReadTextFileRequest(session_id="s", path="/x"))
+        assert read.content == "text"
+
+
 def test_a_client_cannot_be_bound_as_the_agent() -> None:
     with pytest.raises(HandlerError, match="Viewer is an ACP client"):
         AcpEndpoint("agent", Viewer(agent=None))  # type: ignore[arg-type]
@@ -129,16 +212,19 @@ def test_sdk_aliases_name_real_handlers() -> None:
 
 @asynccontextmanager
 async def linked(
-    *, unstable: bool = False, client: Callable[[Any], Client] = Viewer
+    *,
+    unstable: bool = False,
+    client: Callable[[Any], Client] = Viewer,
+    agent: Callable[[ClientPeer], Agentish] = Agentish,
 ) -> AsyncIterator[tuple[AgentConnection[Agentish], ClientConnection[Any]]]:
     (a_recv, a_send), (c_recv, c_send) = memory_pair()
-    agent = AgentConnection(Agentish, a_recv, a_send, unstable=unstable)
+    served = AgentConnection(agent, a_recv, a_send, unstable=unstable)
     viewer = ClientConnection(client, c_recv, c_send)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(agent.serve)
+        tg.start_soon(served.serve)
         tg.start_soon(viewer.serve)
         with anyio.fail_after(5):
-            yield agent, viewer
+            yield served, viewer
         tg.cancel_scope.cancel()
 
 

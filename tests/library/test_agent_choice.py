@@ -228,3 +228,45 @@ def test_choosing_a_built_in_agent_reads_no_package_metadata(tmp_path: Path) -> 
         [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True
     )
     assert done.stdout == "False\n"
+
+
+def test_what_a_spec_names_is_checked_without_building_an_agent() -> None:
+    from acpwire.server.process.choice import as_factory
+
+    async def eager(context: SessionContext) -> BaseAgent:
+        raise AssertionError("never called")
+
+    def two(context: SessionContext, extra: int) -> BaseAgent:
+        raise AssertionError("never called")
+
+    class Typo(BaseAgent):
+        def run_trun(self) -> None:
+            raise AssertionError("never called")
+
+    class NoCreate(BaseAgentFactory):
+        def create_agnet(self, context: SessionContext) -> BaseAgent:
+            raise AssertionError("never called")
+
+    def refused(target: object) -> str:
+        with pytest.raises(AgentSpecError) as caught:
+            as_factory(target, None, "m:x")
+        return str(caught.value)
+
+    prefix = "test_what_a_spec_names_is_checked_without_building_an_agent.<locals>"
+    assert refused(eager) == (
+        f"agent 'm:x': {prefix}.eager is async: a factory is a plain function of the "
+        f"SessionContext (def {prefix}.eager(context)), called in a worker thread"
+    )
+    assert refused(two).startswith(f"agent 'm:x': {prefix}.two(context: 'SessionContext', ")
+    assert refused(two).endswith(
+        f"cannot be called with the SessionContext alone: write {prefix}.two(context)"
+    )
+    assert refused(Typo) == (
+        f"agent 'm:x': {prefix}.Typo is not an agent: it defines run_trun, not run_turn: did "
+        "you mean run_turn?"
+    )
+    assert refused(NoCreate) == (
+        "agent 'm:x': NoCreate does not define create_agent(self, context); did you mean "
+        "create_agent (it defines create_agnet)?"
+    )
+    assert as_factory(Plain, None, "m:Plain").name.endswith("Plain")
