@@ -314,8 +314,11 @@ def check_result(
                     f"(acp_v1.models.{expected.__name__})"
                 )
             )
+        adapter = _RESULT_ADAPTERS.get(expected)
+        if adapter is None:
+            adapter = _RESULT_ADAPTERS[expected] = TypeAdapter(expected)
         try:  # JSON data is fine when it is what the model says
-            TypeAdapter(expected).validate_python(result, context=DECODE)
+            adapter.validate_python(result, context=DECODE)
         except ValidationError as exc:
             raise mistake(
                 TypeError(
@@ -325,6 +328,9 @@ def check_result(
     if method == methods.SESSION_REQUEST_PERMISSION:
         _check_option(label, result, params)
     return result
+
+
+_RESULT_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
 
 
 def _label(call: Callable[..., Any]) -> str:

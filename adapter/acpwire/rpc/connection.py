@@ -33,6 +33,7 @@ from .errors import (
     RpcError,
     error_from_exception,
     error_messages_default,
+    log_unexpected,
     request_cancelled,
 )
 from .framing import DEFAULT_MAX_LINE_BYTES, LineReader, OversizedLine
@@ -271,8 +272,8 @@ class Connection:
         for callback in ctx.after_answer:
             try:
                 await callback()
-            except Exception:
-                logger.exception("%s: after-answer callback of %s failed", self._name, req.method)
+            except Exception as exc:
+                log_unexpected(f"{self._name}: after-answer callback of {req.method}", exc)
 
     def _cancel_incoming(self, params: object) -> None:
         target = cancel_target(params)
