@@ -214,11 +214,13 @@ async def connected(
     editor: type[EditorClient] = EditorClient,
     client_name: str = "test-editor",
     real_mcp: bool = False,
+    check_capabilities: bool = True,
 ) -> AsyncIterator[ClientConnection[EditorClient]]:
     """A connected editor (initialized unless ``init`` is False) talking to a backend
-    over memory streams (``real_mcp``: with the MCP host the backend builds itself)."""
+    over memory streams (``real_mcp``: with the MCP host the backend builds itself;
+    ``check_capabilities=False``: calls the backend did not advertise are sent too)."""
     (a_recv, a_send), (c_recv, c_send) = memory_pair()
-    client = ClientConnection(editor, c_recv, c_send)
+    client = ClientConnection(editor, c_recv, c_send, check_capabilities=check_capabilities)
     host = None if real_mcp else mcp or NoMcp()
     async with anyio.create_task_group() as tg:
         tg.start_soon(lambda: serve(runtime, a_recv, a_send, mcp=host, unstable=unstable))
@@ -294,6 +296,7 @@ async def rig(
     tools: ToolLimits | None = None,
     fields: Mapping[str, Any] | None = None,
     real_mcp: bool = False,
+    check_capabilities: bool = True,
 ) -> AsyncIterator[Rig]:
     """A FakeLLM, a Runtime with its home in ``tmp_path/home`` and a connected editor
     (``editor``: a subclass answering differently).
@@ -321,6 +324,7 @@ async def rig(
                 client_name=client_name,
                 editor=editor,
                 real_mcp=real_mcp,
+                check_capabilities=check_capabilities,
             ) as connection:
                 if not hold_models:
                     await models_listed(runtime)

@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from acp_v1 import models as m
+from acpwire import CapabilityError
 from acpwire.rpc import RpcError
 from acpwire.server.app import Runtime
 from tests.backend.harness import (
@@ -213,12 +214,18 @@ async def test_fork_copies_history_under_a_new_id_and_cwd(tmp_path: Path) -> Non
 
 
 async def test_fork_needs_unstable(tmp_path: Path) -> None:
+    """Without unstable methods fork is not advertised: acpwire's client refuses the call
+    itself, and sent all the same it is answered -32601."""
     async with rig(tmp_path, unstable=False) as r:
         source = await r.new()
+        fork = m.ForkSessionRequest(session_id=source, cwd=str(r.workspace), mcp_servers=[])
+        with pytest.raises(CapabilityError, match=r"agentCapabilities\.sessionCapabilities\.fork"):
+            await r.peer.session_fork(fork)
+    async with rig(tmp_path, unstable=False, check_capabilities=False) as r:
+        source = await r.new()
+        fork = m.ForkSessionRequest(session_id=source, cwd=str(r.workspace), mcp_servers=[])
         with anyio.fail_after(STEP_S), pytest.raises(RpcError) as info:
-            await r.peer.session_fork(
-                m.ForkSessionRequest(session_id=source, cwd=str(r.workspace), mcp_servers=[])
-            )
+            await r.peer.session_fork(fork)
         assert info.value.code == -32601
 
 

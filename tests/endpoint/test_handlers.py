@@ -154,11 +154,79 @@ async def test_a_call_is_checked_against_what_the_client_advertised() -> None:
                 m.WriteTextFileRequest(session_id="s", path="/x", content="")
             )
         assert str(refused.value) == (
-            "fs/write_text_file: the client did not advertise fs.writeTextFile in initialize "
-            "(clientCapabilities): check the capability before calling"
+            "fs/write_text_file: the client's initialize did not advertise "
+            "clientCapabilities.fs.writeTextFile: check it before calling "
+            "(ACP v1 file-system § Checking Support)"
         )
-        with pytest.raises(CapabilityError, match="did not advertise terminal in initialize"):
+        with pytest.raises(
+            CapabilityError, match=r"did not advertise clientCapabilities\.terminal:"
+        ):
             await agent.peer.terminal_create(m.CreateTerminalRequest(session_id="s", command="ls"))
+
+
+class Forker(Agentish):
+    """Advertises fork and images, nothing else."""
+
+    async def initialize(self, params: m.InitializeRequest) -> m.InitializeResponse:
+        caps = m.AgentCapabilities(
+            session_capabilities=m.SessionCapabilities(fork=m.SessionForkCapabilities()),
+            prompt_capabilities=m.PromptCapabilities(image=True),
+        )
+        return m.InitializeResponse(protocol_version=1, agent_capabilities=caps)
+
+
+async def test_a_clients_call_is_checked_against_what_the_agent_advertised() -> None:
+    """The mirror of the agent's check: a client's session/load, an MCP transport, a
+    prompt's content the agent's initialize answer did not advertise, refused before
+    anything is sent; what it advertised is sent."""
+    load = m.LoadSessionRequest(session_id="s", cwd="/p", mcp_servers=[])
+    async with linked(agent=Forker) as (_, client):
+        with pytest.raises(RpcError) as unchecked:  # no initialize answer yet: sent
+            await client.peer.session_load(load)
+        assert unchecked.value.code == -32601
+        await client.peer.initialize(m.InitializeRequest(protocol_version=1))
+        with pytest.raises(CapabilityError) as refused:
+            await client.peer.session_load(load)
+        assert str(refused.value) == (
+            "session/load: the agent's initialize did not advertise "
+            "agentCapabilities.loadSession: check it before calling "
+            "(ACP v1 session-setup § Loading Sessions)"
+        )
+        http = m.McpServerHttp(name="docs", url="http://127.0.0.1:9/mcp", headers=[])
+        with pytest.raises(
+            CapabilityError,
+            match=r"^session/new with an http MCP server: .*"
+            r"agentCapabilities\.mcpCapabilities\.http:",
+        ):
+            await client.peer.session_new(m.NewSessionRequest(cwd="/p", mcp_servers=[http]))
+        audio = m.ContentBlockAudio(data="AAAA", mime_type="audio/wav")
+        image = m.ContentBlockImage(data="AAAA", mime_type="image/png")
+        with pytest.raises(CapabilityError, match=r"^session/prompt with audio content: "):
+            await client.peer.session_prompt(m.PromptRequest(session_id="s", prompt=[image, audio]))
+        with pytest.raises(RpcError) as sent:  # images advertised: sent (the handler's bug)
+            await client.peer.session_prompt(m.PromptRequest(session_id="s", prompt=[image]))
+        assert sent.value.code == -32603
+        with pytest.raises(RpcError) as fork:  # advertised: sent (unstable, so -32601 here)
+            await client.peer.session_fork(m.ForkSessionRequest(session_id="s", cwd="/p"))
+        assert fork.value.code == -32601
+
+
+async def test_check_capabilities_false_sends_every_call() -> None:
+    (a_recv, a_send), (c_recv, c_send) = memory_pair()
+    agent = AgentConnection(Forker, a_recv, a_send)
+    client = ClientConnection(Viewer, c_recv, c_send, check_capabilities=False)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(agent.serve)
+        tg.start_soon(client.serve)
+        await client.peer.initialize(m.InitializeRequest(protocol_version=1))
+        with pytest.raises(RpcError) as sent:
+            await client.peer.session_load(
+                m.LoadSessionRequest(session_id="s", cwd="/p", mcp_servers=[])
+            )
+        assert sent.value.code == -32601
+        await client.close()
+        await agent.close()
+        tg.cancel_scope.cancel()
 
 
 async def test_a_dict_result_that_validates_is_fine() -> None:

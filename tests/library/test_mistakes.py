@@ -14,7 +14,7 @@ client gets, the line the agent writes on stderr, or the exception their own cod
 | 6 | a forgotten ``await`` in a client handler | ``... returned the coroutine ...: did you forget await?`` |
 | 7 | a sync function where async is expected | ``HandlerError``: ``... is not async: write async def ...``; an async ``run_turn``: exit 2 |
 | 8 | a misspelt handler name | ``HandlerError`` / exit 2 with "did you mean ...?" |
-| 9 | a call the client did not advertise | ``CapabilityError`` in the agent, before anything is sent |
+| 9 | a call the peer did not advertise | ``CapabilityError`` in the agent (``fs/*``) or the client (``session/load``), before anything is sent |
 | 10 | the client refuses a call | the agent's tool fails with the client's own words |
 """
 
@@ -33,7 +33,7 @@ import anyio
 import pytest
 
 from acp_v1 import models as m
-from acpwire import HandlerError, RpcError, invalid_params, spawn_agent
+from acpwire import CapabilityError, HandlerError, RpcError, invalid_params, spawn_agent
 from tests.library.editor import STEP_S, Editor, backend_env, prompt
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
@@ -483,8 +483,9 @@ async def test_9_a_call_the_client_did_not_advertise_fails_in_the_agent(
     caplog.set_level(logging.INFO, logger="acpwire.agent_stderr")
     command = [sys.executable, str(agents / "bindings_agent.py")]
     said = (
-        "CapabilityError: fs/read_text_file: the client did not advertise fs.readTextFile in "
-        "initialize (clientCapabilities): check the capability before calling"
+        "CapabilityError: fs/read_text_file: the client's initialize did not advertise "
+        "clientCapabilities.fs.readTextFile: check it before calling "
+        "(ACP v1 file-system § Checking Support)"
     )
     with anyio.fail_after(STEP_S):
         async with spawn_agent(Files, command, env=_env(agents)) as agent:
@@ -498,6 +499,23 @@ async def test_9_a_call_the_client_did_not_advertise_fails_in_the_agent(
     assert logged == f"[ERROR] acpwire.rpc.errors: agent: request session/prompt failed: {said}"
     frame = lines[lines.index(logged) + 2]
     assert "bindings_agent.py" in frame and frame.endswith("in session_prompt")
+
+
+async def test_9_a_call_the_agent_did_not_advertise_fails_in_the_client(agents: Path) -> None:
+    """The other way round: a client's session/load to an agent whose initialize answer
+    has no loadSession is refused in the client, before anything is sent."""
+    command = [sys.executable, str(agents / "bindings_agent.py")]
+    with anyio.fail_after(STEP_S):
+        async with spawn_agent(Files, command, env=_env(agents)) as agent:
+            await agent.peer.initialize(INIT)
+            with pytest.raises(CapabilityError) as refused:
+                await agent.peer.session_load(
+                    m.LoadSessionRequest(session_id="s1", cwd="/p", mcp_servers=[])
+                )
+    assert str(refused.value) == (
+        "session/load: the agent's initialize did not advertise agentCapabilities.loadSession: "
+        "check it before calling (ACP v1 session-setup § Loading Sessions)"
+    )
 
 
 # -- 10. the client refuses a call ----------------------------------------------------------

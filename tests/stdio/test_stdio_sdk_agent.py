@@ -56,7 +56,8 @@ async def test_acpwire_client_drives_an_sdk_agent(tmp_path: Path) -> None:
         )
     async with process:
         assert process.stdout is not None and process.stdin is not None
-        client = ClientConnection(Editor, process.stdout, process.stdin)
+        # Every call is sent, advertised or not: how the SDK agent answers is the test.
+        client = ClientConnection(Editor, process.stdout, process.stdin, check_capabilities=False)
         editor = client.handler
         async with anyio.create_task_group() as tg:
             tg.start_soon(client.serve)

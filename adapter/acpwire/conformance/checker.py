@@ -27,6 +27,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from acp_v1 import DECODE, methods
 from acp_v1.methods import MethodSpec
+from acpwire.probe.requirements import Unadvertised, to_agent, to_client
 from acpwire.probe.signals import ClientSignals
 
 from .rules import RULES, Level
@@ -67,9 +68,6 @@ _SESSION_GIVEN_BY_REQUEST: Final = frozenset(
     {methods.SESSION_LOAD, methods.SESSION_RESUME, methods.SESSION_FORK}
 )
 _SESSION_GIVEN_BY_RESULT: Final = frozenset({methods.SESSION_NEW, methods.SESSION_FORK})
-_SESSION_SETUP: Final = frozenset(
-    {methods.SESSION_NEW, methods.SESSION_LOAD, methods.SESSION_RESUME, methods.SESSION_FORK}
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,98 +82,6 @@ class Finding:
     def to_json(self) -> dict[str, str]:
         """The trace's form: ``{"rule", "message", "spec"}``."""
         return {"rule": self.rule, "message": self.message, "spec": self.spec}
-
-
-@dataclass(frozen=True, slots=True)
-class _Gate:
-    path: tuple[str, ...]
-    """Where the capability is in the other side's capabilities object."""
-    flag: bool
-    """True: a boolean that must be ``true``; False: a marker object (even ``{}``)."""
-    spec: str
-
-    def granted(self, caps: object) -> bool:
-        value = caps
-        for key in self.path:
-            value = value.get(key) if isinstance(value, Mapping) else None
-        return value is True if self.flag else isinstance(value, Mapping)
-
-    @property
-    def name(self) -> str:
-        return ".".join(self.path)
-
-
-def _marker(*path: str, spec: str = "ACP v1 initialization § Session Capabilities") -> _Gate:
-    return _Gate(path, flag=False, spec=spec)
-
-
-_RESUME: Final = "ACP v1 session-setup § Resuming Sessions"
-_AGENT_GATES: Final[dict[str, _Gate]] = {
-    methods.SESSION_LOAD: _Gate(
-        ("loadSession",), flag=True, spec="ACP v1 session-setup § Loading Sessions"
-    ),
-    methods.SESSION_LIST: _marker(
-        "sessionCapabilities", "list", spec="ACP v1 session-list § Checking Support"
-    ),
-    methods.SESSION_DELETE: _marker("sessionCapabilities", "delete", spec="ACP v1 session-delete"),
-    methods.SESSION_RESUME: _marker("sessionCapabilities", "resume", spec=_RESUME),
-    methods.SESSION_CLOSE: _marker(
-        "sessionCapabilities", "close", spec="ACP v1 session-setup § Closing Active Sessions"
-    ),
-    methods.SESSION_FORK: _marker("sessionCapabilities", "fork"),
-    methods.SESSION_ARCHIVE: _marker("sessionCapabilities", "archive"),
-    methods.SESSION_UNARCHIVE: _marker("sessionCapabilities", "archive"),
-    methods.SESSION_STATUS: _marker("sessionCapabilities", "status"),
-    methods.SESSION_SET_TITLE: _marker("sessionCapabilities", "title"),
-    methods.LOGOUT: _marker(
-        "auth", "logout", spec="ACP v1 initialization § Authentication Capabilities"
-    ),
-    methods.AUTH_STATUS: _marker(
-        "auth", "status", spec="ACP v1 initialization § Authentication Capabilities"
-    ),
-    methods.PROVIDERS_LIST: _marker("providers", spec="ACP v1 initialization § Agent Capabilities"),
-    methods.PROVIDERS_SET: _marker("providers", spec="ACP v1 initialization § Agent Capabilities"),
-    methods.PROVIDERS_DISABLE: _marker(
-        "providers", spec="ACP v1 initialization § Agent Capabilities"
-    ),
-}
-"""Agent methods (sent by the client) that need a capability of the agent's ``initialize``
-answer (``agentCapabilities``); the others are baseline or offered by session set-up."""
-
-_FS: Final = "ACP v1 file-system § Checking Support"
-_TERMINAL: Final = "ACP v1 terminals § Checking Support"
-_ELICITATION: Final = "ACP v1 elicitation § Checking support"
-_CLIENT_GATES: Final[dict[str, tuple[str, Callable[[ClientSignals, str | None], bool], str]]] = {
-    methods.FS_READ_TEXT_FILE: ("fs.readTextFile", lambda s, _: s.fs_read, _FS),
-    methods.FS_WRITE_TEXT_FILE: ("fs.writeTextFile", lambda s, _: s.fs_write, _FS),
-    **{
-        method: ("terminal", lambda s, _: s.terminal, _TERMINAL)
-        for method in (
-            methods.TERMINAL_CREATE,
-            methods.TERMINAL_OUTPUT,
-            methods.TERMINAL_RELEASE,
-            methods.TERMINAL_WAIT_FOR_EXIT,
-            methods.TERMINAL_KILL,
-        )
-    },
-    methods.ELICITATION_CREATE: (
-        "elicitation",
-        lambda s, mode: (
-            s.elicitation_form
-            if mode == "form"
-            else s.elicitation_url
-            if mode == "url"
-            else s.elicitation_form or s.elicitation_url
-        ),
-        _ELICITATION,
-    ),
-    methods.ELICITATION_COMPLETE: ("elicitation.url", lambda s, _: s.elicitation_url, _ELICITATION),
-}
-"""Client methods (sent by the agent) that need a capability of the client's
-``initialize`` params (``clientCapabilities``), read as the capability probe reads them."""
-
-_PROMPT_CONTENT: Final = {"image": "image", "audio": "audio", "resource": "embeddedContext"}
-_MCP_TRANSPORTS: Final = frozenset({"http", "sse"})
 
 
 def _by_method() -> dict[str, tuple[MethodSpec, ...]]:
@@ -488,89 +394,29 @@ class ProtocolChecker:
             self._client_caps = params.get("clientCapabilities")
             self._client_signals = ClientSignals.from_wire(self._client_caps)
             return
-        gate = _AGENT_GATES.get(method)
-        if gate is not None and not gate.granted(self._agent_caps):
-            found.append(
-                self._not_advertised("agent", method, f"agentCapabilities.{gate.name}", gate.spec)
-            )
+        found.extend(
+            self._not_advertised(gap) for gap in to_agent(method, params, self._agent_caps)
+        )
         session_id = params.get("sessionId")
-        if method in _SESSION_SETUP:
-            self._setup_gates(method, params, found)
         if method in _SESSION_GIVEN_BY_REQUEST and isinstance(session_id, str):
             session = self._sessions.setdefault(session_id, _Session())
             if method == methods.SESSION_LOAD:
                 session.loading += 1
-        if method == methods.SESSION_PROMPT:
-            self._prompt_gates(params, found)
-            if isinstance(session_id, str) and session_id in self._sessions:
-                session = self._sessions[session_id]
-                session.prompts += 1
-                session.turn_over = False
+        if (
+            method == methods.SESSION_PROMPT
+            and isinstance(session_id, str)
+            and session_id in self._sessions
+        ):
+            session = self._sessions[session_id]
+            session.prompts += 1
+            session.turn_over = False
 
-    def _not_advertised(self, side: str, method: str, capability: str, spec: str) -> Finding:
-        return self._finding(
-            "capability",
-            f"{method} sent, but the {side}'s initialize did not advertise {capability}",
-            spec,
-        )
-
-    def _setup_gates(self, method: str, params: Mapping[str, object], found: list[Finding]) -> None:
-        servers = params.get("mcpServers")
-        for server in servers if isinstance(servers, list) else ():
-            transport = server.get("type") if isinstance(server, dict) else None
-            if transport in _MCP_TRANSPORTS and not _Gate(
-                ("mcpCapabilities", str(transport)), flag=True, spec=""
-            ).granted(self._agent_caps):
-                found.append(
-                    self._not_advertised(
-                        "agent",
-                        f"{method} with an {transport} MCP server",
-                        f"agentCapabilities.mcpCapabilities.{transport}",
-                        "ACP v1 session-setup § MCP Servers",
-                    )
-                )
-        if params.get("additionalDirectories") and not _marker(
-            "sessionCapabilities", "additionalDirectories"
-        ).granted(self._agent_caps):
-            found.append(
-                self._not_advertised(
-                    "agent",
-                    f"{method} with additionalDirectories",
-                    "agentCapabilities.sessionCapabilities.additionalDirectories",
-                    "ACP v1 session-setup § Additional Workspace Roots",
-                )
-            )
-
-    def _prompt_gates(self, params: Mapping[str, object], found: list[Finding]) -> None:
-        prompt = params.get("prompt")
-        seen: set[str] = set()
-        for block in prompt if isinstance(prompt, list) else ():
-            kind = block.get("type") if isinstance(block, dict) else None
-            capability = _PROMPT_CONTENT.get(kind) if isinstance(kind, str) else None
-            if capability is None or capability in seen:
-                continue
-            seen.add(capability)
-            if not _Gate(("promptCapabilities", capability), flag=True, spec="").granted(
-                self._agent_caps
-            ):
-                found.append(
-                    self._not_advertised(
-                        "agent",
-                        f"session/prompt with {kind} content",
-                        f"agentCapabilities.promptCapabilities.{capability}",
-                        "ACP v1 prompt-turn § 1. User Message",
-                    )
-                )
+    def _not_advertised(self, gap: Unadvertised) -> Finding:
+        return self._finding("capability", gap.describe(), gap.spec)
 
     def _from_agent(self, method: str, params: Mapping[str, object], found: list[Finding]) -> None:
-        gate = _CLIENT_GATES.get(method)
-        if gate is not None:
-            capability, granted, spec = gate
-            mode = params.get("mode")
-            if not granted(self._client_signals, mode if isinstance(mode, str) else None):
-                found.append(
-                    self._not_advertised("client", method, f"clientCapabilities.{capability}", spec)
-                )
+        client = self._client_signals
+        found.extend(self._not_advertised(gap) for gap in to_client(method, params, client))
         session_id = params.get("sessionId")
         if not isinstance(session_id, str):
             return

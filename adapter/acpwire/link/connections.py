@@ -12,6 +12,14 @@ The handler factory receives the peer and returns the handler: an
 subclass for ``ClientConnection`` (mypy refuses the other; binding checks the methods'
 names, :mod:`acpwire.link.handlers`). A peer's invalid result raises
 :class:`~acp_v1.peers.InvalidResult`, re-exported here.
+
+A call the peer's ``initialize`` did not advertise raises
+:class:`~acpwire.link.handlers.CapabilityError` before anything is sent: an agent's
+``fs/*`` or ``terminal/*`` to a client without the capability, a client's
+``session/load`` to an agent without ``loadSession``, an image in a prompt to an agent
+without ``promptCapabilities.image`` (the rules of :mod:`acpwire.probe.requirements`).
+``check_capabilities=False`` sends such calls all the same, for a test of how the peer
+answers them.
 """
 
 from __future__ import annotations
@@ -62,6 +70,7 @@ class _Link(Generic[H, P]):
         extensions: ExtensionHandler | None = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         error_messages: bool | None = None,
+        check_capabilities: bool = True,
     ) -> None:
         self.endpoint = AcpEndpoint(self.role, unstable=unstable, extensions=extensions)
         self.connection = Connection(
@@ -73,8 +82,13 @@ class _Link(Generic[H, P]):
             name=self.role,
             error_messages=error_messages,
         )
-        if self.role == "agent":  # no call the client's initialize did not advertise
+        # No call the peer's initialize did not advertise (the client's params, read by
+        # the agent's endpoint; the agent's answer, read by the client's from our request).
+        # ``check_capabilities=False``: sent all the same (a test of how the peer answers).
+        if check_capabilities:
             self.connection.before_request = self.endpoint.check_outgoing
+            if self.role == "client":
+                self.connection.after_response = self.endpoint.observe_answer
         self.peer: P = self.peer_type(self.connection)
         self.handler: H = make_handler(self.peer)
         self.endpoint.bind(self.handler)
@@ -125,6 +139,7 @@ async def spawn_agent(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     grace_s: float = 2.0,
     error_messages: bool | None = None,
+    check_capabilities: bool = True,
 ) -> AsyncIterator[SpawnedAgent[C]]:
     """Run the agent ``command`` (argv) and serve a client connection to it in the block.
 
@@ -137,8 +152,9 @@ async def spawn_agent(
     reaped. An agent that exits early fails the pending requests with
     :class:`~acpwire.rpc.ConnectionClosedError`. ``error_messages``: whether an error
     answer for an exception of the handler carries its message (None:
-    ``ACPWIRE_ERROR_MESSAGES``). An error raised in the block comes out
-    as itself, not wrapped in an exception group.
+    ``ACPWIRE_ERROR_MESSAGES``); ``check_capabilities``: refuse calls the agent's
+    ``initialize`` answer did not advertise (see above). An error raised in the block
+    comes out as itself, not wrapped in an exception group.
     """
     if isinstance(command, str):
         raise TypeError("command is an argv sequence, e.g. ['acpwire'] or shlex.split(line)")
@@ -164,6 +180,7 @@ async def spawn_agent(
             extensions=extensions,
             max_line_bytes=max_line_bytes,
             error_messages=error_messages,
+            check_capabilities=check_capabilities,
         )
     except BaseException:  # a handler that does not fit: the child must not outlive it
         with anyio.CancelScope(shield=True):

@@ -28,6 +28,7 @@ takes the runtime's general path, which produces the precise JSON-RPC error.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
@@ -92,18 +93,31 @@ def after_answer(callback: Callable[[], Awaitable[None]]) -> bool:
     return True
 
 
-_CAPABILITY_OF: Final = {
-    "fs/read_text_file": "fs.readTextFile",
-    "fs/write_text_file": "fs.writeTextFile",
-    **{
-        f"terminal/{name}": "terminal"
-        for name in ("create", "output", "release", "wait_for_exit", "kill")
-    },
-    "elicitation/create": "elicitation.form or elicitation.url",
-    "elicitation/complete": "elicitation.url",
-}
-"""The client capability each gated client method needs (``probe.gates`` decides)."""
 _PROTOCOL_STUBS: Final = {"agent": interfaces.Agent, "client": interfaces.Client}
+
+
+@functools.cache
+def _to_client_checked() -> frozenset[str]:
+    from acpwire.probe.requirements import TO_CLIENT_CHECKED  # with the first request only
+
+    return TO_CLIENT_CHECKED
+
+
+@functools.cache
+def _to_agent_checked() -> frozenset[str]:
+    from acpwire.probe.requirements import TO_AGENT_CHECKED
+
+    return TO_AGENT_CHECKED
+
+
+def _wire(params: object) -> Mapping[str, object]:
+    """A request's params as they go on the wire (what the capability rules read)."""
+    if isinstance(params, BaseModel):
+        dumped: Mapping[str, object] = params.model_dump(
+            mode="json", by_alias=True, exclude_none=True
+        )
+        return dumped
+    return params if isinstance(params, Mapping) else {}
 
 
 class AcpEndpoint(FastDecoder, ExtensionCalls):
@@ -135,6 +149,7 @@ class AcpEndpoint(FastDecoder, ExtensionCalls):
             self.bind(handler)
         self._upgrade: Callable[[], Awaitable[object]] | None = None
         self._client: ClientSignals | None = None
+        self._agent_caps: Mapping[str, object] | None = None
         self._upgrade_lock: anyio.Lock | None = None
         # Envelope modules are imported on first lookup, so only the methods a connection
         # actually receives cost their models' import.
@@ -178,20 +193,38 @@ class AcpEndpoint(FastDecoder, ExtensionCalls):
 
             self._client = read_initialize(params)[1]
 
-    def check_outgoing(self, method: str, params: object) -> None:
-        """Before an agent's request to the client: raise :class:`CapabilityError` for an
-        ``fs/*``, ``terminal/*`` or ``elicitation/*`` method the client's ``initialize``
-        did not advertise (nothing is checked before that ``initialize`` was seen)."""
-        signals = self._client
-        needed = _CAPABILITY_OF.get(method)
-        if signals is None or needed is None:
-            return
-        from acpwire.probe.gates import method_allowed  # loaded with the signals already
+    def observe_answer(self, method: str, result: object) -> None:
+        """Remember what the agent's ``initialize`` answer advertises (a client's
+        endpoint: the connection's ``after_response``)."""
+        if method == methods.INITIALIZE and isinstance(result, Mapping):
+            caps = result.get("agentCapabilities")
+            self._agent_caps = caps if isinstance(caps, Mapping) else {}
 
-        if not method_allowed(method, signals):
+    def check_outgoing(self, method: str, params: object) -> None:
+        """Before a request to the peer: raise :class:`CapabilityError` when it uses what
+        the peer's ``initialize`` did not advertise (an agent's ``fs/*``, ``terminal/*``,
+        ``elicitation/*``; a client's ``session/load``, ``session/list``..., an MCP
+        transport, a prompt's image...: :mod:`acpwire.probe.requirements`). Nothing is
+        checked before that ``initialize`` was seen."""
+        if self.role == "agent":
+            signals = self._client
+            if signals is None or method not in _to_client_checked():
+                return
+            from acpwire.probe.requirements import to_client
+
+            gaps = to_client(method, _wire(params), signals)
+        else:
+            caps = self._agent_caps
+            if caps is None or method not in _to_agent_checked():
+                return
+            from acpwire.probe.requirements import to_agent
+
+            gaps = to_agent(method, _wire(params), caps)
+        if gaps:
+            gap = gaps[0]
             raise CapabilityError(
-                f"{method}: the client did not advertise {needed} in initialize "
-                f"(clientCapabilities): check the capability before calling"
+                f"{gap.sent}: the {gap.side}'s initialize did not advertise {gap.capability}: "
+                f"check it before calling ({gap.spec})"
             )
 
     # -- routing ---------------------------------------------------------------------

@@ -94,6 +94,10 @@ class Connection:
         """Called with each outgoing request's method and params before it is sent; what
         it raises, :meth:`request` raises (a typed layer refuses calls the peer did not
         advertise)."""
+        self.after_response: Callable[[str, object], None] | None = None
+        """Called with each of our requests' method and the peer's raw ``result`` when it
+        comes, before :meth:`request` returns it (a typed layer reads what the peer's
+        ``initialize`` answer advertises)."""
         self.on_input_end: Callable[[], Awaitable[None]] | None = None
         """Awaited at end of input, once the messages already received are handled and
         our pending requests have failed, before running handlers are cancelled: the
@@ -119,7 +123,10 @@ class Connection:
                 f"{method}: a notification handler cannot await a response, which is ordered "
                 "after the notification being handled; start a task for it instead"
             )
-        return await self._out.request(method, params, timeout)
+        result = await self._out.request(method, params, timeout)
+        if self.after_response is not None:
+            self.after_response(method, result)
+        return result
 
     async def notify(self, method: str, params: object = None) -> None:
         """Send a notification (no answer expected)."""
