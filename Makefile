@@ -11,10 +11,12 @@ CODE   := codegen generated adapter tests bench examples
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
+# Its output goes to stderr: `make run` starts with it, and its stdout is the protocol's.
 $(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[backend,dev]'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) >&2
+	@echo "make: installing acpwire and its dependencies into $(VENV)" >&2
+	@$(BIN)/python -m pip install --quiet --upgrade pip >&2
+	@$(BIN)/python -m pip install --quiet -e '.[backend,dev]' >&2
 	@touch $(STAMP)
 
 # Bytecode for the editable install, as pip writes it for a wheel: with

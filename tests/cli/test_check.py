@@ -86,6 +86,7 @@ def test_junit_and_markdown_reports(tmp_path: Path) -> None:
     [
         (["--only", "nope", *agent()], "unknown check nope"),
         (["--skip", "prompt,nope2", *agent()], "unknown check nope2"),
+        (["--only", "promt", *agent()], "unknown check promt (did you mean prompt?)"),
         ([], "name the agent's command after --"),
         (["--agent-env", "NOEQUALS", *agent()], "expected KEY=VALUE"),
     ],

@@ -171,7 +171,11 @@ def test_the_command_line_refuses_a_bad_spec_with_one_line_and_exit_code_2(
 ) -> None:
     by_option = _acpwire(["--agent", "no_such_pkg:make"], tmp_path)
     assert by_option.returncode == 2 and by_option.stdout == ""
-    assert by_option.stderr == "acpwire: agent 'no_such_pkg:make': no module named 'no_such_pkg'\n"
+    assert by_option.stderr == (
+        "acpwire: agent 'no_such_pkg:make': no module named 'no_such_pkg' (it is imported as "
+        "Python imports any module, never from the current folder: install its package, or "
+        "put the folder holding it on PYTHONPATH)\n"
+    )
     by_env = _acpwire([], tmp_path, ACPWIRE_AGENT="mypkg:make_agent")
     assert by_env.returncode == 2 and by_env.stderr.count("\n") == 1
     assert "Traceback" not in by_env.stderr and "no module named 'mypkg'" in by_env.stderr

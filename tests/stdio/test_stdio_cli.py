@@ -87,7 +87,7 @@ def test_check_without_a_model_server_fails_in_one_line(tmp_path: Path) -> None:
     result = run_cli(home, "--check")
     assert result.returncode == 1
     line = one_line(result.stdout)
-    assert line.startswith("acpwire check FAILED"), line
+    assert line.startswith("acpwire self-check FAILED"), line
     assert url in line
     assert "Traceback" not in result.stderr
 
@@ -98,7 +98,7 @@ def test_check_with_a_configured_model_but_no_server_fails(tmp_path: Path) -> No
     result = run_cli(home, "--check")
     line = one_line(result.stdout)
     assert result.returncode == 1, line
-    assert line.startswith("acpwire check FAILED"), line
+    assert line.startswith("acpwire self-check FAILED"), line
 
 
 @pytest.mark.anyio
@@ -220,7 +220,7 @@ def test_check_of_an_agent_that_cannot_be_served_fails(tmp_path: Path) -> None:
         result = run_cli(home, "self-check", "--agent", "no_such_pkg:make")
     assert result.returncode == 1
     assert (
-        one_line(result.stdout).startswith("acpwire check FAILED")
+        one_line(result.stdout).startswith("acpwire self-check FAILED")
         and "no_such_pkg" in result.stdout
     )
 

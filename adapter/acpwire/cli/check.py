@@ -58,7 +58,13 @@ def run(args: argparse.Namespace) -> int:
     only, skip = args.only, args.skip or []
     unknown = sorted({*(only or ()), *skip} - set(BY_NAME))
     if unknown:
-        return _usage(f"unknown check {', '.join(unknown)} (acpwire check --list names them)")
+        import difflib  # only for a misspelt name
+
+        named = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, BY_NAME, n=1)
+            named.append(f"{name} (did you mean {close[0]}?)" if close else name)
+        return _usage(f"unknown check {', '.join(named)} (acpwire check --list names them)")
     env = _env(args.agent_env)
     if isinstance(env, str):
         return _usage(env)

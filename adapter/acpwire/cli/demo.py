@@ -25,6 +25,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from acp_v1 import models as m
 from acp_v1.interfaces import Client
 from acp_v1.peers import AgentPeer
+from acpwire.config.private import make_private_home, write_private
 from acpwire.devtools.fake_llm import FakeLLM
 from acpwire.link.connections import ClientConnection
 
@@ -150,10 +151,10 @@ async def backend(home: Path) -> AsyncIterator[ClientConnection[DemoEditor]]:
 async def conversation(base_url: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home, work = Path(tmp) / "home", Path(tmp) / "project"
-        home.mkdir()
+        make_private_home(home)  # as the backend keeps it (it would warn otherwise)
         work.mkdir()
-        (home / "config.toml").write_text(
-            f'[model]\nbase_url = "{base_url}"\nmodel = "demo-model"\n'
+        write_private(
+            home / "config.toml", f'[model]\nbase_url = "{base_url}"\nmodel = "demo-model"\n'
         )
         say(f"== editor starts the backend (python -m acpwire), project {work}")
         async with backend(home) as editor:

@@ -27,19 +27,19 @@ def run_check(settings: Settings, agent: str | None = None) -> tuple[bool, str]:
         import acp_v1.dispatch  # noqa: F401
         from acpwire.server.process.choice import AgentSpecError, choose_factory
     except Exception as exc:  # a broken install: say what is missing
-        return False, f"acpwire check FAILED: import error: {exc}"
+        return False, f"acpwire self-check FAILED: import error: {exc}"
     from acpwire.agent.embedded.factory import DefaultAgentFactory
 
     try:
         factory = choose_factory(settings, agent)
     except AgentSpecError as exc:
-        return False, f"acpwire check FAILED: {exc}"
+        return False, f"acpwire self-check FAILED: {exc}"
     if not factory.configured():
-        return False, f"acpwire check FAILED: {factory.problem}. {factory.setup_hint}"
+        return False, f"acpwire self-check FAILED: {factory.problem}. {factory.setup_hint}"
     if isinstance(factory, DefaultAgentFactory):
         problem = factory.reachable()
         if problem is not None:
-            return False, f"acpwire check FAILED: {problem}"
+            return False, f"acpwire self-check FAILED: {problem}"
     models = factory.available_models()
     from acpwire.sandbox import sandbox_status
 

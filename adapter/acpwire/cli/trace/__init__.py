@@ -15,6 +15,7 @@ from pathlib import Path
 
 from acpwire.cli.trace._render import render_html, render_json, render_markdown
 from acpwire.cli.trace._summary import read_trace
+from acpwire.config.private import write_private
 
 __all__ = ["run"]
 
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     else:
         try:
-            Path(args.output).write_text(text, encoding="utf-8")
+            write_private(Path(args.output), text)  # it shows what the trace holds
         except OSError as exc:
             print(
                 f"acpwire trace report: cannot write {args.output}: {exc.strerror or exc}",

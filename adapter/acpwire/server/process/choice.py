@@ -82,7 +82,11 @@ def _import_target(spec: str) -> object:
         target: object = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name is not None and module_name.startswith(exc.name):
-            raise AgentSpecError(f"agent {spec!r}: no module named {exc.name!r}") from None
+            raise AgentSpecError(
+                f"agent {spec!r}: no module named {exc.name!r} (it is imported as Python "
+                "imports any module, never from the current folder: install its package, "
+                "or put the folder holding it on PYTHONPATH)"
+            ) from None
         raise AgentSpecError(
             f"agent {spec!r}: importing {module_name} failed: {_one_line(exc)}"
         ) from exc
