@@ -239,3 +239,23 @@ def test_a_broken_trace_is_read_and_its_unanswered_requests_fail_the_check(
     missing = _report(tmp_path / "nope.jsonl", tmp_path / "x.html", "html")
     assert missing.returncode == 2
     assert missing.stderr.startswith("acpwire trace report: cannot read")
+
+
+def test_a_trace_of_acpwire_check_is_refused_saying_what_reads_it(tmp_path: Path) -> None:
+    """acpwire check --trace holds several agent processes by check: not read as one
+    connection (a report of nulls and no violations, which --fail-on-violations would
+    pass), but refused with what to use instead."""
+    trace = tmp_path / "check-trace.jsonl"
+    asked = request(1, "initialize", {"protocolVersion": 1})
+    record = {"t": 0.01, "dir": "client->agent", "raw": json.dumps(asked),
+              "check": "initialize", "agent": "main"}  # fmt: skip
+    trace.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    done = _report(trace, tmp_path / "r.html", "html")
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"acpwire trace report: {trace} is a trace of acpwire check (several agent processes, "
+        "by check), not of acpwire tap: the check's own report says what failed and why "
+        f"(acpwire check --format md), and its lines are JSON (jq 'select(.check == \"prompt\")'"
+        f" {trace})\n"
+    )
+    assert not (tmp_path / "r.html").exists()

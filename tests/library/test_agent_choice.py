@@ -234,6 +234,35 @@ def test_choosing_a_built_in_agent_reads_no_package_metadata(tmp_path: Path) -> 
     assert done.stdout == "False\n"
 
 
+class Misspelt(BaseAgent):
+    def run_trun(self) -> None:
+        raise AssertionError("never called")
+
+
+class AgentBase(BaseAgent):
+    """A base of the agents a factory makes: no run_turn of its own, and no near miss."""
+
+
+def typed_misspelt(context: SessionContext) -> Misspelt:
+    raise AssertionError("never called")
+
+
+def typed_base(context: SessionContext) -> AgentBase:
+    raise AssertionError("never called")
+
+
+def test_a_factory_annotated_to_return_a_misspelt_agent_is_refused_a_base_is_not() -> None:
+    from acpwire.server.process.choice import as_factory
+
+    with pytest.raises(AgentSpecError) as caught:
+        as_factory(typed_misspelt, None, "m:typed_misspelt")
+    assert str(caught.value) == (
+        "agent 'm:typed_misspelt': typed_misspelt returns Misspelt, not an agent: it defines "
+        "run_trun, not run_turn: did you mean run_turn?"
+    )
+    assert as_factory(typed_base, None, "m:typed_base") is not None
+
+
 def test_what_a_spec_names_is_checked_without_building_an_agent() -> None:
     from acpwire.server.process.choice import as_factory
 

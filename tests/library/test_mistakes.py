@@ -33,7 +33,14 @@ import anyio
 import pytest
 
 from acp_v1 import models as m
-from acpwire import CapabilityError, HandlerError, RpcError, invalid_params, spawn_agent
+from acpwire import (
+    CapabilityError,
+    ConnectionClosedError,
+    HandlerError,
+    RpcError,
+    invalid_params,
+    spawn_agent,
+)
 from tests.library.editor import STEP_S, Editor, backend_env, prompt
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
@@ -549,3 +556,38 @@ async def test_10_a_refused_write_fails_the_agents_tool_with_the_clients_words(
         "it is needed."
     )
     assert not path.exists()
+
+
+# -- beyond the ten: the agent a client spawns cannot start ---------------------------------
+
+
+async def test_an_agent_that_cannot_start_says_why_in_the_clients_error(agents: Path) -> None:
+    """The first run of a new client: the agent's module is not importable. The client's
+    first call fails saying how the agent ended and what it said, not just "closed"."""
+    command = [sys.executable, "-m", "acpwire", "--agent", "no_such_notes:factory"]
+    with anyio.fail_after(STEP_S):
+        async with spawn_agent(Files, command, env=_env(agents)) as agent:
+            with pytest.raises(ConnectionClosedError) as closed:
+                await agent.peer.initialize(INIT)
+            with pytest.raises(ConnectionClosedError) as later:
+                await agent.peer.initialize(INIT)
+    said = (
+        "Connection closed: the agent exited with code 2; its last line on stderr: acpwire: "
+        "agent 'no_such_notes:factory': no module named 'no_such_notes' (it is imported as "
+        "Python imports any module, never from the current folder: install its package, or "
+        "put the folder holding it on PYTHONPATH)"
+    )
+    assert (closed.value.code, closed.value.message) == (-32603, said)
+    assert later.value.message == said  # and every call after it
+
+
+async def test_an_agent_that_closes_its_output_says_it_still_runs() -> None:
+    script = "import os, sys, time; sys.stderr.write('bye\\n'); os.close(1); time.sleep(30)"
+    with anyio.fail_after(STEP_S):
+        async with spawn_agent(Files, [sys.executable, "-c", script], grace_s=0.2) as agent:
+            with pytest.raises(ConnectionClosedError) as closed:
+                await agent.peer.initialize(INIT)
+    assert closed.value.message == (
+        "Connection closed: the agent closed its stdout and is still running; its last line "
+        "on stderr: bye"
+    )

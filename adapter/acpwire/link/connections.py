@@ -38,7 +38,7 @@ from acp_v1.interfaces import Agent, Client
 from acp_v1.peers import AgentPeer, ClientPeer, InvalidResult
 from acpwire.rpc import DEFAULT_MAX_LINE_BYTES, Connection
 
-from ._child import log_stderr, reap
+from ._child import StderrTail, describe_exit, log_stderr, reap
 from .endpoint import AcpEndpoint, ExtensionHandler, Role
 
 __all__ = [
@@ -150,7 +150,8 @@ async def spawn_agent(
     the block ends, normally or by an error, the child's stdin is closed, then it gets
     ``grace_s`` to exit, is terminated, and after another ``grace_s`` killed; it is always
     reaped. An agent that exits early fails the pending requests with
-    :class:`~acpwire.rpc.ConnectionClosedError`. ``error_messages``: whether an error
+    :class:`~acpwire.rpc.ConnectionClosedError` saying how it ended (its exit code and its
+    last line on stderr). ``error_messages``: whether an error
     answer for an exception of the handler carries its message (None:
     ``ACPWIRE_ERROR_MESSAGES``); ``check_capabilities``: refuse calls the agent's
     ``initialize`` answer did not advertise (see above). An error raised in the block
@@ -190,9 +191,15 @@ async def spawn_agent(
         raise
     link.process = process
     label = f"{Path(argv[0]).name}[{process.pid}]"
+    tail = StderrTail()
+
+    async def why_it_ended() -> str:
+        return await describe_exit(process, tail)
+
+    link.connection.describe_end = why_it_ended
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(log_stderr, process.stderr, stderr_logger or AGENT_STDERR, label)
+            tg.start_soon(log_stderr, process.stderr, stderr_logger or AGENT_STDERR, label, tail)
             tg.start_soon(link.serve)
             try:
                 yield link

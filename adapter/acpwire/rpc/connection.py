@@ -98,6 +98,11 @@ class Connection:
         """Called with each of our requests' method and the peer's raw ``result`` when it
         comes, before :meth:`request` returns it (a typed layer reads what the peer's
         ``initialize`` answer advertises)."""
+        self.describe_end: Callable[[], Awaitable[str | None]] | None = None
+        """Awaited at end of input, before our pending requests fail: the message of
+        their :class:`ConnectionClosedError` (a spawned agent's exit code and last words
+        on stderr), and of every request made after it. None: the plain one."""
+        self._end_detail: str | None = None
         self.on_input_end: Callable[[], Awaitable[None]] | None = None
         """Awaited at end of input, once the messages already received are handled and
         our pending requests have failed, before running handlers are cancelled: the
@@ -115,7 +120,7 @@ class Connection:
         timeout or cancellation the peer is sent ``$/cancel_request`` for this id.
         """
         if self._out.ended:
-            raise ConnectionClosedError()
+            raise ConnectionClosedError(self._end_detail or "Connection closed")
         if self.before_request is not None:
             self.before_request(method, params)
         if self._worker_task is not None and anyio.get_current_task().id == self._worker_task:
@@ -177,7 +182,9 @@ class Connection:
                 self._out.mark_input_ended()
                 ordered_in.close()
                 await worker_done.wait()
-                self._out.fail_pending()  # nothing can answer them now
+                if self.describe_end is not None:
+                    self._end_detail = await self.describe_end()
+                self._out.fail_pending(self._end_detail)  # nothing can answer them now
                 if self.on_input_end is not None:
                     await self.on_input_end()
                 tg.cancel_scope.cancel()

@@ -194,11 +194,12 @@ class Outbox:
             error.code,
         )
 
-    def fail_pending(self) -> None:
-        """Fail every request still waiting with :class:`ConnectionClosedError`."""
+    def fail_pending(self, detail: str | None = None) -> None:
+        """Fail every request still waiting with :class:`ConnectionClosedError` (its
+        message ``detail``, if given: why the connection ended)."""
         for waiter in self._pending.values():
             if not waiter.done.is_set():
-                waiter.error = ConnectionClosedError()
+                waiter.error = ConnectionClosedError(detail) if detail else ConnectionClosedError()
                 waiter.done.set()
 
     async def close(self) -> None:

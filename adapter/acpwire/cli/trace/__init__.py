@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from acpwire.cli.trace._render import render_html, render_json, render_markdown
-from acpwire.cli.trace._summary import read_trace
+from acpwire.cli.trace._summary import NotATapTrace, read_trace
 from acpwire.config.private import write_private
 
 __all__ = ["run"]
@@ -29,6 +29,15 @@ def run(args: argparse.Namespace) -> int:
         summary = read_trace(source)
     except OSError as exc:
         print(f"acpwire trace report: cannot read {source}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except NotATapTrace:
+        print(
+            f"acpwire trace report: {source} is a trace of acpwire check (several agent "
+            "processes, by check), not of acpwire tap: the check's own report says what "
+            "failed and why (acpwire check --format md), and its lines are JSON "
+            f"(jq 'select(.check == \"prompt\")' {source})",
+            file=sys.stderr,
+        )
         return 2
     text = _RENDER[args.format](summary)
     if args.output is None or str(args.output) == "-":

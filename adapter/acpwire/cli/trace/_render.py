@@ -158,7 +158,7 @@ def render_html(summary: Summary) -> str:
     for session, messages in summary.sessions.items():
         parts.append(
             f'<div class="session" data-session="{_e(session)}">'
-            f"<h3>{_e(_session_label(session))} ({len(messages)} messages)</h3>"
+            f"<h3>{_e(_session_label(session))} ({_count(len(messages), 'message')})</h3>"
         )
         parts += [_message_html(m) for m in messages]
         parts.append("</div>")
@@ -174,14 +174,19 @@ def _cell(value: object) -> str:
     return f"`{text}`"
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 message``, ``2 messages``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def render_markdown(summary: Summary) -> str:
     violations = summary.violations
     lines = [
         f"# acpwire trace report: {summary.source}",
         "",
-        f"{len(summary.messages)} messages, "
-        f"{len([s for s in summary.sessions if s != CONNECTION])} sessions, "
-        f"{len(violations)} violations, {len(summary.unanswered)} never answered, "
+        f"{_count(len(summary.messages), 'message')}, "
+        f"{_count(len([s for s in summary.sessions if s != CONNECTION]), 'session')}, "
+        f"{_count(len(violations), 'violation')}, {len(summary.unanswered)} never answered, "
         f"{summary.duration:.2f} s.",
         "",
         "## Handshake",

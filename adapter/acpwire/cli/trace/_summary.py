@@ -115,8 +115,14 @@ class Summary:
         }
 
 
+class NotATapTrace(ValueError):
+    """The file is a trace of ``acpwire check`` (its lines by check and agent process,
+    several connections in one file), which a report of one connection cannot show."""
+
+
 def read_trace(path: Path) -> Summary:
-    """The summary of the trace at ``path`` (raises OSError when it cannot be read)."""
+    """The summary of the trace at ``path`` (raises OSError when it cannot be read, and
+    :class:`NotATapTrace` for a trace of ``acpwire check``)."""
     with path.open(encoding="utf-8", errors="replace") as handle:
         return summarize(handle, source=str(path))
 
@@ -134,6 +140,8 @@ def summarize(lines: Iterable[str], *, source: str = "") -> Summary:
         if not isinstance(record, dict):
             summary.unreadable += 1
             continue
+        if "check" in record and "agent" in record and "kind" not in record:
+            raise NotATapTrace(source)
         message = _message(record, len(summary.messages))
         if message is None:  # a record of another kind: keep what it reports
             found = record.get("violations")

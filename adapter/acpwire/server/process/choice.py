@@ -159,7 +159,12 @@ def _check_returns(function: object, name: str, label: str) -> None:
     except Exception:  # an annotation that cannot be evaluated here: not checked
         return
     if isinstance(returned, type):
+        # A class of its own that never wrote run_turn may be a base of the agents made
+        # (not refused), unless it misspelt it (``run_trun``: refused, the name meant).
         problem = agent_problem(returned, written=False)
+        misspelt = agent_problem(returned)
+        if problem is None and misspelt is not None and "did you mean" in misspelt:
+            problem = misspelt
         if problem is not None:
             raise AgentSpecError(
                 f"agent {label!r}: {name} returns {returned.__name__}, not an agent: {problem}"
