@@ -340,7 +340,7 @@ async def test_4_an_unannotated_factory_returning_no_agent_fails_session_new(
             with pytest.raises(RpcError) as failed:
                 await agent.peer.session_new(m.NewSessionRequest(cwd=_work(agents), mcp_servers=[]))
     assert failed.value.message == (
-        "Internal error: TypeError: the agent factory unannotated returned object, not an "
+        "Internal error: TypeError: the agent factory unannotated() returned object, not an "
         "agent: it lacks run_turn and 12 more members of acpwire.SyncAgent (subclass "
         "acpwire.BaseAgent and write run_turn)"
     )

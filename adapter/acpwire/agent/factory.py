@@ -266,4 +266,4 @@ class FunctionFactory(BaseAgentFactory):
         return self._build(context)
 
     def _made_by(self) -> str:
-        return f"the agent factory {self.name}"
+        return f"the agent factory {self.name}()"

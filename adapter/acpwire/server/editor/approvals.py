@@ -50,7 +50,7 @@ from acpwire.server.editor.null_diffs import request_permission
 from acpwire.server.sessions.state import SessionState
 
 if TYPE_CHECKING:
-    from acpwire.server.editor.backend import Backend
+    from acpwire.server.editor.backend_view import Backend
 
 
 def target_of(proposal: EditProposal, decision: EditDecision) -> str:

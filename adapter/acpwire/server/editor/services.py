@@ -43,7 +43,7 @@ from acpwire.server.sessions.provenance import provenance_meta, sends_provenance
 from acpwire.server.sessions.state import SessionState
 
 if TYPE_CHECKING:
-    from acpwire.server.editor.backend import Backend
+    from acpwire.server.editor.backend_view import Backend
 
 logger = logging.getLogger(__name__)
 OUTPUT_LIMIT = 64 * 1024

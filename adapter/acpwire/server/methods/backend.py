@@ -9,7 +9,7 @@ job of :class:`~acpwire.server.turns.runner.TurnRunner`, loaded on first use.
 :class:`BackendCore` holds what one client connection's backend needs (the client peer,
 the session manager, the agent factory, the capability probe) and the helpers every
 method uses (sessions by id, provider checks, blocking work, session set-up): the
-:class:`~acpwire.server.editor.backend.Backend` the turns see. :class:`AcpBackend` adds
+:class:`~acpwire.server.editor.backend_view.Backend` the turns see. :class:`AcpBackend` adds
 the methods themselves.
 """
 

@@ -22,7 +22,7 @@ from acpwire.server.sessions.state import QueuedPrompt, SessionState
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
-    from acpwire.server.editor.backend import Backend
+    from acpwire.server.editor.backend_view import Backend
 
 
 class Runner(Protocol):

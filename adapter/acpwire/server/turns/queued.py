@@ -20,7 +20,7 @@ from acpwire.server.sessions.state import QueuedPrompt, SessionState
 from acpwire.store import NOT_RUN_CANCELLED
 
 if TYPE_CHECKING:
-    from acpwire.server.editor.backend import Backend
+    from acpwire.server.editor.backend_view import Backend
 
 __all__ = ["begin", "enqueue", "settle_unrun"]
 

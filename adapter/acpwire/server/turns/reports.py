@@ -22,7 +22,7 @@ from acpwire.server.sessions.state import QueuedPrompt, SessionState
 from acpwire.server.turns import commands, queued as queued_prompts
 
 if TYPE_CHECKING:
-    from acpwire.server.editor.backend import Backend
+    from acpwire.server.editor.backend_view import Backend
 
 __all__ = ["STOP_REASONS", "TITLE_CHARS", "TurnReports"]
 
