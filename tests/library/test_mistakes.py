@@ -395,7 +395,7 @@ async def test_5_a_permission_answer_with_an_id_not_offered_fails_in_the_client(
     assert offered == "allow_once, allow_session, deny"
     assert _own_errors(caplog) == [
         "client: request session/request_permission failed: ValueError: "
-        "session/request_permission: Careless.session_request_permission chose option_id "
+        "Careless.session_request_permission chose option_id "
         f"'yes', which was not offered ({offered}): answer with the option_id of one of "
         "params.options"
     ]
@@ -413,7 +413,7 @@ async def test_6_a_forgotten_await_says_so(agents: Path, caplog: pytest.LogCaptu
     assert [str(w.message) for w in warned if "never awaited" in str(w.message)] == []
     assert _own_errors(caplog) == [
         "client: request session/request_permission failed: TypeError: "
-        "session/request_permission: Hasty.session_request_permission returned the coroutine "
+        "Hasty.session_request_permission returned the coroutine "
         "Hasty.ask_user() instead of a RequestPermissionResponse: did you forget await?"
     ]
     assert text == "not approved"

@@ -236,6 +236,10 @@ def log_unexpected(context: str, exc: BaseException) -> BaseException:
     leaf."""
     leaf = leaf_exception(exc)
     summary = describe_exception(leaf)
+    # A message that starts with the method ("session/request_permission: ...") says it
+    # once: the context names it already.
+    method = context.rsplit(" ", 1)[-1]
+    summary = summary.removeprefix(f"{method}: ")
     name = type(leaf).__name__
     told = getattr(leaf, MISTAKE_MARK, False)
     logger.error(
