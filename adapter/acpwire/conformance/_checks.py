@@ -13,6 +13,7 @@ from ._client import Fail, Run, Skip, Turn, error_of, error_text, short
 from ._model import CONTENT
 from ._repairs import repairs
 from ._wire import AgentExited, AgentProcess, Incoming, NoAnswer
+from .checker import TURN_OUTPUT
 
 __all__ = ["BODIES"]
 
@@ -341,30 +342,18 @@ def _load(run: Run) -> str:
     if error is not None:
         raise Fail(f"session/load of session {sid} answered {error_text(error)}")
     _settle(agent, collect(late))
-    history = [u for u in late if u.get("sessionUpdate") in _REPLAYED]
+    history = [u for u in late if u.get("sessionUpdate") in TURN_OUTPUT]
     if history:
         raise Fail(
             f"session/load answered, then {_updates_text(history)} for the session: the "
             "replay must come before the answer"
         )
-    if run.turns and not any(u.get("sessionUpdate") in _REPLAYED for u in replay):
+    if run.turns and not any(u.get("sessionUpdate") in TURN_OUTPUT for u in replay):
         raise Fail(
             f"session/load of a session with {run.turns} turns replayed no conversation "
             f"before its answer ({_updates_text(replay)})"
         )
     return f"{_updates_text(replay)} replayed before the answer ({run.turns} turns before)"
-
-
-_REPLAYED: Final = frozenset(
-    {
-        "user_message_chunk",
-        "agent_message_chunk",
-        "agent_thought_chunk",
-        "tool_call",
-        "tool_call_update",
-        "plan",
-    }
-)
 
 
 def _session_marker(run: Run, name: str) -> bool:

@@ -49,7 +49,7 @@ _ANSWERED_KEPT: Final = 1 << 16
 """How many answered ids per direction are remembered, to tell a second answer from one
 to an id never seen (the oldest are forgotten first)."""
 
-_TURN_OUTPUT: Final = frozenset(
+TURN_OUTPUT: Final = frozenset(
     {
         "user_message_chunk",
         "agent_message_chunk",
@@ -61,7 +61,7 @@ _TURN_OUTPUT: Final = frozenset(
         "plan_removed",
     }
 )
-"""Updates that belong to a prompt turn. The others (commands, mode, config options,
+"""Updates that belong to a prompt turn (and that ``session/load`` replays). The others (commands, mode, config options,
 session info, usage...) describe the session's state and may come at any time."""
 
 _SESSION_GIVEN_BY_REQUEST: Final = frozenset(
@@ -435,7 +435,7 @@ class ProtocolChecker:
         if not isinstance(update, dict):
             return
         tag = update.get("sessionUpdate")
-        if tag in _TURN_OUTPUT and session.turn_over and not session.loading:
+        if tag in TURN_OUTPUT and session.turn_over and not session.loading:
             found.append(
                 self._finding(
                     "update-after-turn",

@@ -28,7 +28,6 @@ takes the runtime's general path, which produces the precise JSON-RPC error.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
@@ -94,20 +93,6 @@ def after_answer(callback: Callable[[], Awaitable[None]]) -> bool:
 
 
 _PROTOCOL_STUBS: Final = {"agent": interfaces.Agent, "client": interfaces.Client}
-
-
-@functools.cache
-def _to_client_checked() -> frozenset[str]:
-    from acpwire.probe.requirements import TO_CLIENT_CHECKED  # with the first request only
-
-    return TO_CLIENT_CHECKED
-
-
-@functools.cache
-def _to_agent_checked() -> frozenset[str]:
-    from acpwire.probe.requirements import TO_AGENT_CHECKED
-
-    return TO_AGENT_CHECKED
 
 
 def _wire(params: object) -> Mapping[str, object]:
@@ -208,17 +193,21 @@ class AcpEndpoint(FastDecoder, ExtensionCalls):
         checked before that ``initialize`` was seen."""
         if self.role == "agent":
             signals = self._client
-            if signals is None or method not in _to_client_checked():
+            if signals is None:
                 return
-            from acpwire.probe.requirements import to_client
+            from acpwire.probe.requirements import TO_CLIENT_CHECKED, to_client
 
+            if method not in TO_CLIENT_CHECKED:
+                return
             gaps = to_client(method, _wire(params), signals)
         else:
             caps = self._agent_caps
-            if caps is None or method not in _to_agent_checked():
+            if caps is None:
                 return
-            from acpwire.probe.requirements import to_agent
+            from acpwire.probe.requirements import TO_AGENT_CHECKED, to_agent
 
+            if method not in TO_AGENT_CHECKED:
+                return
             gaps = to_agent(method, _wire(params), caps)
         if gaps:
             gap = gaps[0]

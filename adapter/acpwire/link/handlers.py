@@ -289,6 +289,9 @@ def check_result(
     coroutine (a forgotten ``await``) or another type than ``expected`` (the result model;
     None: any JSON data, an extension's), a :class:`ValueError` for a permission answer
     choosing an option that was not offered."""
+    permission = method == methods.SESSION_REQUEST_PERMISSION
+    if isinstance(expected, type) and isinstance(result, expected) and not permission:
+        return result  # every well-behaved answer: nothing more to look at
     label = _label(call)
     want = f"a {expected.__name__}" if isinstance(expected, type) else "a result"
     if inspect.isawaitable(result):
@@ -325,7 +328,7 @@ def check_result(
                     f"{method}: {label} returned a dict that is not {want}: {short_error(exc)}"
                 )
             ) from None
-    if method == methods.SESSION_REQUEST_PERMISSION:
+    if permission:
         _check_option(label, result, params)
     return result
 
