@@ -260,7 +260,7 @@ def test_a_factory_annotated_to_return_a_misspelt_agent_is_refused_a_base_is_not
         "agent 'm:typed_misspelt': typed_misspelt returns Misspelt, not an agent: it defines "
         "run_trun, not run_turn: did you mean run_turn?"
     )
-    assert as_factory(typed_base, None, "m:typed_base") is not None
+    assert as_factory(typed_base, None, "m:typed_base").name == "typed_base"
 
 
 def test_what_a_spec_names_is_checked_without_building_an_agent() -> None:
